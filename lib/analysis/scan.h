@@ -2,6 +2,7 @@
 // (see ../shared/reference/ort_memory_optimizer.md), plus a static peak-memory estimate.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -99,6 +100,8 @@ struct ScanOptions {
   std::string boundary_node;   ///< --boundary NODE override ("" = automatic)
   const OpTable* op_table = nullptr;  ///< nullptr = the built-in table
   DimBindings dims;
+  /// Recompute subgraph size limit: 0 = none (ORT HEAD); 15 or 50 reproduce older ORT builds.
+  size_t max_recompute_nodes = 0;
 };
 
 struct ScanResult {
@@ -107,7 +110,7 @@ struct ScanResult {
   std::vector<NodeId> layer_boundaries;   ///< in execution order
   std::vector<NodeId> stashed_nodes;      ///< candidate nodes in execution order
   std::vector<RecomputePlan> plans;       ///< in reverse execution order of entries (ORT's walk), both types
-  std::vector<RejectedCandidate> rejected;
+  std::vector<RejectedCandidate> rejected;  ///< stashed nodes without a plan, in execution order
   std::vector<PlanGroup> groups;          ///< groups shown at this level, sorted: saving desc, then config
   PeakEstimate peak;
 };

@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include <onnx/onnx-ml.pb.h>
+#include <onnx/onnx_pb.h>  // defines ONNX_API, then includes onnx-ml.pb.h
 
 #include "ir/dtype.h"
 #include "sym/sym_expr.h"
@@ -44,6 +44,12 @@ struct InitializerInfo {
   std::string external_location;  ///< kExternal: path relative to the model's folder
   uint64_t external_offset = 0;
   std::optional<uint64_t> external_length;
+  /// kInline with raw_data: absolute offset and size of the raw_data payload in the model file
+  /// (lets a later stage read the weights without parsing the TensorProto again).
+  std::optional<uint64_t> raw_data_offset;
+  uint64_t raw_data_length = 0;
+  /// A sparse_initializer: dims are the dense shape, the offsets locate the SparseTensorProto.
+  bool is_sparse = false;
 };
 
 struct Value {
@@ -90,10 +96,13 @@ class Graph {
   std::vector<ValueId> outputs;  ///< declared graph outputs, in order
   std::map<std::string, int64_t> opsets;  ///< domain ("" = ai.onnx) -> version
 
+  /// Id of the value called `name`, or kNone. Values appended to `values` directly are found too;
+  /// after renaming a value call RebuildLinks() so that the index knows the new name.
   ValueId FindValue(const std::string& name) const;
   /// Returns the id of `name`, creating an empty value when it does not exist yet.
   ValueId GetOrAddValue(const std::string& name);
-  /// Rebuilds producer/consumer links from node inputs/outputs (after edits).
+  /// Rebuilds producer/consumer links from node inputs/outputs (after edits), the graph-input/
+  /// output flags from `inputs`/`outputs`, and the name index.
   void RebuildLinks();
 
   const Value& value(ValueId id) const { return values[id]; }
@@ -108,5 +117,9 @@ class Graph {
 /// Resolves each node's since_version from the opset imports (ONNX schema registry, plus a table
 /// for ops newer than the linked ONNX release and for ORT contrib schemas).
 void ResolveSinceVersions(Graph& graph);
+
+/// The since_version one node of (domain, op_type) resolves to under `graph`'s opset imports:
+/// 1 for non-ONNX domains, 0 for an op unknown in an ONNX domain.
+int ResolveSinceVersion(const Graph& graph, const std::string& domain, const std::string& op_type);
 
 }  // namespace memopt

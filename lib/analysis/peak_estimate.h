@@ -1,0 +1,27 @@
+// Static peak-memory estimate along an execution order (docs/scan.md, "Peak estimate"; the CPU
+// executor must reproduce these rules exactly):
+//   * initializers and graph inputs are live for the whole step (weights_and_inputs_bytes);
+//   * at each step the node's outputs are allocated (every named output, unused ones too), then
+//     the live total is compared with the peak (so the peak holds the node's inputs that are
+//     still live plus its new outputs), then the values whose last consumer is this step are
+//     freed, and outputs nobody consumes are freed at the step that produced them;
+//   * graph outputs stay live until the end;
+//   * values with unknown shape or type count 0 bytes (unsized_values).
+// Each value's bytes are evaluated once to int64 at the bound dims; unbound dims are set to
+// 1024 to locate the peak (sized = false, the names are in unbound_dims). peak_expr and
+// stashed_expr_at_peak are the symbolic sums of what is live at that step.
+#pragma once
+
+#include <vector>
+
+#include "analysis/scan.h"
+#include "ir/graph.h"
+#include "sym/sym_expr.h"
+
+namespace memopt {
+
+/// `is_stashed_value`: per value id, 1 for stashed activations (StashedCandidates).
+PeakEstimate EstimatePeak(const Graph& graph, const ExecutionOrder& order, const std::vector<char>& is_stashed_value,
+                          const DimBindings& dims);
+
+}  // namespace memopt

@@ -1,0 +1,288 @@
+// LoadModel and friends: map the file, walk the wire format (model_walk), build the IR and check
+// what the analysis relies on (one producer per tensor, every input defined, external data
+// present, inline data sizes consistent with the dims).
+#include "io/model_loader.h"
+
+#include <climits>
+#include <exception>
+#include <filesystem>
+#include <map>
+
+#include <onnx/defs/parser.h>
+
+#include "io/initializer_check.h"
+#include "io/mapped_file.h"
+#include "io/model_walk.h"
+
+namespace memopt {
+
+namespace {
+
+constexpr int64_t kMinIrVersion = 3;
+constexpr int64_t kMaxIrVersion = 13;  // ONNX 1.19+ writes 12 and 13
+constexpr int64_t kMaxOnnxOpset = 28;  // newest opset in the ONNX backend node tests
+constexpr int64_t kTextDefaultIrVersion = 8;
+
+/// Builds TensorInfo from type protos, naming unknown dims unk__0, unk__1, ... per model.
+class TypeConverter {
+ public:
+  /// Fills what `info` does not know yet (dtype, shape) from `type`.
+  void MergeInto(const onnx::TypeProto& type, TensorInfo& info) {
+    switch (type.value_case()) {
+      case onnx::TypeProto::kTensorType: {
+        const auto& t = type.tensor_type();
+        if (info.dtype == DataType::kUndefined && IsKnownDataType(t.elem_type())) {
+          info.dtype = static_cast<DataType>(t.elem_type());
+        }
+        if (!info.shape.has_value() && t.has_shape()) info.shape = Convert(t.shape());
+        break;
+      }
+      case onnx::TypeProto::VALUE_NOT_SET:
+        break;
+      default:  // sequence, map, optional, sparse tensor, opaque: never sized
+        info.is_tensor = false;
+        break;
+    }
+  }
+
+ private:
+  Shape Convert(const onnx::TensorShapeProto& proto) {
+    Shape shape;
+    shape.reserve(static_cast<size_t>(proto.dim_size()));
+    for (const auto& dim : proto.dim()) {
+      if (dim.has_dim_value() && dim.dim_value() >= 0) {
+        shape.emplace_back(static_cast<int64_t>(dim.dim_value()));
+        continue;
+      }
+      std::string param = dim.has_dim_param() ? Trim(dim.dim_param()) : std::string();
+      if (param.empty()) param = "unk__" + std::to_string(next_unknown_++);
+      shape.push_back(SymExpr::Symbol(param));
+    }
+    return shape;
+  }
+
+  static std::string Trim(const std::string& s) {
+    const char* ws = " \t\r\n";
+    const auto b = s.find_first_not_of(ws);
+    if (b == std::string::npos) return {};
+    return s.substr(b, s.find_last_not_of(ws) - b + 1);
+  }
+
+  int next_unknown_ = 0;
+};
+
+Status CheckHeader(const io::RawModel& raw) {
+  if (!raw.has_graph) return InvalidInput("model has no graph");
+  if (raw.ir_version < kMinIrVersion || raw.ir_version > kMaxIrVersion) {
+    return InvalidInput("unsupported ir_version " + std::to_string(raw.ir_version) + " (supported: " +
+                        std::to_string(kMinIrVersion) + ".." + std::to_string(kMaxIrVersion) + ")");
+  }
+  for (const auto& [domain, version] : raw.opsets) {
+    if ((domain.empty() || domain == "ai.onnx") && version > kMaxOnnxOpset) {
+      return InvalidInput("unsupported opset " + std::to_string(version) +
+                          " for the ai.onnx domain (supported: up to " + std::to_string(kMaxOnnxOpset) + ")");
+    }
+  }
+  return Status::Ok();
+}
+
+std::string Quote(const std::string& s) { return "'" + s + "'"; }
+
+/// What provides a tensor, for the "produced twice" message.
+std::string ProviderText(const Graph& g, ValueId v, const std::vector<NodeId>& producer,
+                         const std::vector<bool>& is_input) {
+  if (producer[v] != kNone) return "node " + g.nodes[producer[v]].Describe();
+  if (is_input[v]) return "graph input " + Quote(g.values[v].name);
+  return "initializer " + Quote(g.values[v].name);
+}
+
+Expected<Model> BuildModel(io::RawModel& raw, Model model, const LoadOptions& options) {
+  MEMOPT_RETURN_IF_ERROR(CheckHeader(raw));
+  model.ir_version = raw.ir_version;
+  model.producer_name = raw.producer_name;
+  model.producer_version = raw.producer_version;
+  Graph& g = model.graph;
+  g.name = raw.graph.name;
+  for (const auto& [domain, version] : raw.opsets) {
+    g.opsets[domain == "ai.onnx" ? std::string() : domain] = version;
+  }
+
+  TypeConverter types;
+  std::vector<bool> is_input;
+  auto grow = [&]() {
+    if (is_input.size() < g.values.size()) is_input.resize(g.values.size(), false);
+  };
+
+  // Graph inputs.
+  for (size_t i = 0; i < raw.graph.inputs.size(); ++i) {
+    const auto& vi = raw.graph.inputs[i];
+    if (vi.name().empty()) return InvalidInput("graph input #" + std::to_string(i) + " has no name");
+    const ValueId v = g.GetOrAddValue(vi.name());
+    grow();
+    if (is_input[v]) return InvalidInput("graph input " + Quote(vi.name()) + " is listed twice");
+    is_input[v] = true;
+    g.inputs.push_back(v);
+    types.MergeInto(vi.type(), g.values[v].info);
+  }
+
+  // Initializers (metadata, checks, small integer values).
+  io::InitializerChecker checker(model.base_dir, options.check_external_data);
+  for (auto& init : raw.graph.initializers) {
+    if (init.meta.name.empty()) {
+      return InvalidInput("initializer at byte " + std::to_string(init.meta.message_offset) + " has no name");
+    }
+    const ValueId v = g.GetOrAddValue(init.meta.name);
+    grow();
+    Value& value = g.values[v];
+    if (value.initializer.has_value()) return InvalidInput("initializer " + Quote(init.meta.name) + " is listed twice");
+    MEMOPT_ASSIGN_OR_RETURN(io::CheckedInitializer checked, checker.Check(init.meta, init.field));
+    value.initializer = std::move(checked.info);
+    value.info.dtype = value.initializer->dtype;
+    value.info.is_tensor = true;
+    Shape shape;
+    for (int64_t d : value.initializer->dims) shape.emplace_back(d);
+    value.info.shape = std::move(shape);
+    if (checked.values.has_value()) {
+      std::vector<SymExpr> known;
+      known.reserve(checked.values->size());
+      for (int64_t x : *checked.values) known.emplace_back(x);
+      value.known_values = std::move(known);
+    }
+  }
+
+  // Nodes, in proto order; each tensor has one producer.
+  std::vector<NodeId> producer;
+  g.nodes.reserve(raw.graph.nodes.size());
+  for (size_t i = 0; i < raw.graph.nodes.size(); ++i) {
+    onnx::NodeProto& proto = raw.graph.nodes[i];
+    Node node;
+    node.id = static_cast<NodeId>(i);
+    node.name = proto.name();
+    node.op_type = proto.op_type();
+    node.domain = proto.domain() == "ai.onnx" ? std::string() : proto.domain();
+    if (node.op_type.empty()) return InvalidInput("node #" + std::to_string(i) + " has no op_type");
+    for (const auto& in : proto.input()) node.inputs.push_back(in.empty() ? kNone : g.GetOrAddValue(in));
+    for (const auto& out : proto.output()) {
+      if (out.empty()) {
+        node.outputs.push_back(kNone);
+        continue;
+      }
+      const ValueId v = g.GetOrAddValue(out);
+      grow();
+      if (producer.size() < g.values.size()) producer.resize(g.values.size(), kNone);
+      if (producer[v] != kNone || is_input[v] || g.values[v].initializer.has_value()) {
+        g.nodes.push_back(node);  // so that Describe() of an earlier producer works
+        return InvalidInput("tensor " + Quote(out) + " is produced twice: by " +
+                            ProviderText(g, v, producer, is_input) + " and node " + node.Describe());
+      }
+      producer[v] = node.id;
+      node.outputs.push_back(v);
+    }
+    node.proto = std::move(proto);
+    g.nodes.push_back(std::move(node));
+  }
+  grow();
+  producer.resize(g.values.size(), kNone);
+
+  // Graph outputs and value_info.
+  for (size_t i = 0; i < raw.graph.outputs.size(); ++i) {
+    const auto& vi = raw.graph.outputs[i];
+    if (vi.name().empty()) return InvalidInput("graph output #" + std::to_string(i) + " has no name");
+    const ValueId v = g.GetOrAddValue(vi.name());
+    g.outputs.push_back(v);
+    types.MergeInto(vi.type(), g.values[v].info);
+  }
+  for (const auto& vi : raw.graph.value_info) {
+    if (vi.name().empty()) continue;
+    const ValueId v = g.GetOrAddValue(vi.name());
+    model.value_info.push_back(v);
+    types.MergeInto(vi.type(), g.values[v].info);
+  }
+  grow();
+  producer.resize(g.values.size(), kNone);
+
+  // Every node input and graph output must be provided by something.
+  auto provided = [&](ValueId v) {
+    return producer[v] != kNone || is_input[v] || g.values[v].initializer.has_value();
+  };
+  for (const auto& node : g.nodes) {
+    for (ValueId v : node.inputs) {
+      if (v != kNone && !provided(v)) {
+        return InvalidInput("node " + node.Describe() + " reads tensor " + Quote(g.values[v].name) +
+                            " that no node, graph input or initializer provides");
+      }
+    }
+  }
+  for (ValueId v : g.outputs) {
+    if (!provided(v)) {
+      return InvalidInput("graph output " + Quote(g.values[v].name) +
+                          " is not produced by any node, graph input or initializer");
+    }
+  }
+
+  g.RebuildLinks();
+  ResolveSinceVersions(g);
+  return model;
+}
+
+Expected<Model> LoadFromBuffer(const uint8_t* data, uint64_t size, Model model, const LoadOptions& options) {
+  if (size == 0) return InvalidInput("file is empty, not an ONNX model");
+  model.file_size = size;
+  io::RawModel raw;
+  MEMOPT_RETURN_IF_ERROR(io::WalkModel(data, size, raw));
+  return BuildModel(raw, std::move(model), options);
+}
+
+}  // namespace
+
+Expected<Model> LoadModel(const std::string& path, const LoadOptions& options) {
+  try {
+    io::MappedFile file;
+    MEMOPT_RETURN_IF_ERROR(file.Open(path));
+    Model model;
+    model.path = path;
+    std::string dir = std::filesystem::path(path).parent_path().string();
+    model.base_dir = dir.empty() ? "." : dir;
+    return LoadFromBuffer(file.data(), file.size(), std::move(model), options);
+  } catch (const std::exception& e) {
+    return InternalError(std::string("unexpected error while loading the model: ") + e.what());
+  }
+}
+
+Expected<Model> LoadModelFromBytes(std::string_view bytes, const std::string& base_dir, const LoadOptions& options) {
+  try {
+    Model model;
+    model.base_dir = base_dir.empty() ? "." : base_dir;
+    return LoadFromBuffer(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), std::move(model), options);
+  } catch (const std::exception& e) {
+    return InternalError(std::string("unexpected error while loading the model: ") + e.what());
+  }
+}
+
+Expected<Model> ModelFromProto(const onnx::ModelProto& proto, const std::string& base_dir) {
+  try {
+    std::string bytes;
+    if (proto.ByteSizeLong() > static_cast<size_t>(INT32_MAX) || !proto.SerializeToString(&bytes)) {
+      return InvalidInput("model is larger than 2 GB in memory; store its weights as external data");
+    }
+    return LoadModelFromBytes(bytes, base_dir);
+  } catch (const std::exception& e) {
+    return InternalError(std::string("unexpected error while loading the model: ") + e.what());
+  }
+}
+
+Expected<Model> LoadModelFromText(std::string_view text) {
+  try {
+    const std::string source(text);
+    onnx::ModelProto proto;
+    onnx::OnnxParser parser(source.c_str());
+    const auto status = parser.Parse(proto);
+    if (!status.IsOK()) return InvalidInput("cannot parse the ONNX text model: " + status.ErrorMessage());
+    if (proto.ir_version() == 0) proto.set_ir_version(kTextDefaultIrVersion);
+    return ModelFromProto(proto, ".");
+  } catch (const std::exception& e) {
+    return InvalidInput(std::string("cannot parse the ONNX text model: ") + e.what());
+  }
+}
+
+}  // namespace memopt

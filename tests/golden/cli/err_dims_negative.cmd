@@ -1,0 +1,1 @@
+scan @DATA@/ort_recompute/recompute_gelu.onnx --dims input1_dim0=-3

@@ -1,0 +1,1 @@
+scan @SRC@/tests/data/bad/no_such_file.onnx

@@ -1,0 +1,1 @@
+sacn model.onnx

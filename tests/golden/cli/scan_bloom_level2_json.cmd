@@ -1,0 +1,1 @@
+scan @DATA@/ort_recompute/3layer_bloom_optimized_training.onnx --level 2 --format json

@@ -1,0 +1,1 @@
+scan @DATA@/ort_training_api/eval_model.onnx

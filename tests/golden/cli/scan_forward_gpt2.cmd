@@ -1,0 +1,1 @@
+scan @DATA@/forward/gpt2_megatron.onnx

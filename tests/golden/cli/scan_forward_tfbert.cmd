@@ -1,0 +1,1 @@
+scan @DATA@/forward/TFBertForQuestionAnswering.onnx --format csv

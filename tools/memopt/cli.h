@@ -1,0 +1,79 @@
+// Shared pieces of the memopt command line: the subcommand table, exit codes, error printing and
+// the load -> infer pipeline every analysing subcommand starts with.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "io/model_loader.h"
+#include "shape/shape_infer.h"
+#include "util/status.h"
+
+namespace memopt::cli {
+
+/// Documented exit codes (README, `memopt --help`).
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitError = 1,
+  kExitUsage = 2,
+  kExitGate = 3,
+  kExitNoGpu = 4,
+  kExitVerify = 5,
+  kExitInterrupted = 130,
+};
+
+/// Options shared by every subcommand.
+struct GlobalOptions {
+  int verbosity = 0;  ///< -v counted up, -q counted down
+  bool no_color = false;
+};
+
+/// One row of the subcommand table: the single source of truth for names, help and dispatch.
+struct Subcommand {
+  const char* name;
+  const char* summary;
+  /// Adds the subcommand's options to `app`; returns the function that runs it.
+  std::function<std::function<int()>(CLI::App& app, const GlobalOptions& globals)> setup;
+};
+
+const std::vector<Subcommand>& Subcommands();
+
+int ExitCodeFor(const Status& status);
+/// Prints "memopt: error: <message>" to stderr and returns the exit code for it.
+int ReportError(const Status& status);
+void PrintWarning(const std::string& message);
+void PrintHint(const std::string& message);
+
+/// A model loaded and shape-inferred, with the time each stage took.
+struct LoadedModel {
+  Model model;
+  ShapeInferenceStats shape_stats;
+  double load_ms = 0;
+  double infer_ms = 0;
+};
+Expected<LoadedModel> LoadAndInfer(const std::string& path);
+
+/// Dim names used by the model's shapes (sorted; inference placeholders excluded).
+std::vector<std::string> ModelDims(const Graph& graph);
+/// Parses --dims and checks every name against the model, with a did-you-mean hint.
+Expected<DimBindings> ParseDimsForModel(const std::string& text, const Graph& graph);
+
+/// Writes `content` to `-o` (atomically) or to stdout when `output` is empty or "-".
+Status WriteOutput(const std::string& output, const std::string& content, const std::string& input_model);
+
+class Stopwatch {
+ public:
+  Stopwatch() : start_(std::chrono::steady_clock::now()) {}
+  double ElapsedMs() const {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace memopt::cli

@@ -1,0 +1,109 @@
+// memopt scan MODEL: find recompute candidates (ORT's memory optimizer analysis) and estimate
+// the peak memory of one training step.
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "analysis/op_table.h"
+#include "analysis/scan.h"
+#include "cli.h"
+#include "report/scan_report.h"
+
+namespace memopt::cli {
+
+namespace {
+
+struct ScanArgs {
+  std::string model;
+  std::string dims;
+  int level = 1;
+  std::string format = "table";
+  bool details = false;
+  std::string output;
+  std::string boundary;
+  std::string op_table;
+  bool timings = false;
+};
+
+int RunScan(const ScanArgs& args, const GlobalOptions& globals) {
+  OutputFormat format;
+  if (!ParseOutputFormat(args.format, &format)) {
+    return ReportError(UsageError("unknown --format '" + args.format + "'; use table, json, csv or markdown"));
+  }
+  Stopwatch total;
+  auto loaded = LoadAndInfer(args.model);
+  if (!loaded.ok()) return ReportError(loaded.status());
+  const Graph& graph = loaded->model.graph;
+
+  auto dims = ParseDimsForModel(args.dims, graph);
+  if (!dims.ok()) return ReportError(dims.status());
+
+  std::optional<OpTable> table;
+  if (!args.op_table.empty()) {
+    std::ifstream in(args.op_table, std::ios::binary);
+    if (!in) return ReportError(InvalidInput(args.op_table + ": cannot open op table file"));
+    std::stringstream text;
+    text << in.rdbuf();
+    auto extra = OpTable::Parse(text.str());
+    if (!extra.ok()) return ReportError(extra.status().WithContext(args.op_table));
+    table = OpTable::Builtin();
+    Status merged = table->Merge(*extra);
+    if (!merged.ok()) return ReportError(merged.WithContext(args.op_table));
+  }
+
+  ScanOptions options;
+  options.level = args.level;
+  options.boundary_node = args.boundary;
+  options.dims = *dims;
+  options.op_table = table ? &*table : nullptr;
+  Stopwatch analysis_watch;
+  auto result = Scan(graph, options);
+  if (!result.ok()) return ReportError(result.status().WithContext(args.model));
+  double analysis_ms = analysis_watch.ElapsedMs();
+
+  ScanReportInput report{args.model, &graph, &*result, &options, &loaded->shape_stats, args.details};
+  std::string text = format == OutputFormat::kJson ? ScanToJson(report).dump(2) + "\n" : RenderScanText(report, format);
+  Status written = WriteOutput(args.output, text, args.model);
+  if (!written.ok()) return ReportError(written);
+
+  if (globals.verbosity >= 0 && !result->peak.unbound_dims.empty()) {
+    std::string list, example;
+    for (size_t i = 0; i < result->peak.unbound_dims.size(); ++i) {
+      list += (i ? ", " : "") + result->peak.unbound_dims[i];
+      example += (i ? "," : "") + result->peak.unbound_dims[i] + "=<value>";
+    }
+    PrintHint("savings and peak are symbolic because dims " + list + " are unbound; rerun with --dims " + example);
+  }
+  if (globals.verbosity >= 0 && !loaded->shape_stats.ops_without_rule.empty()) {
+    std::string ops;
+    for (const auto& op : loaded->shape_stats.ops_without_rule) ops += (ops.empty() ? "" : ", ") + op;
+    PrintWarning("no shape rule for " + ops + "; their outputs use declared shapes where present (see --details)");
+  }
+  if (args.timings) {
+    std::fprintf(stderr, "memopt: timings: load_ms=%.3f infer_ms=%.3f analysis_ms=%.3f total_ms=%.3f nodes=%zu\n",
+                 loaded->load_ms, loaded->infer_ms, analysis_ms, total.ElapsedMs(), graph.nodes.size());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+std::function<int()> SetupScan(CLI::App& app, const GlobalOptions& globals) {
+  auto args = std::make_shared<ScanArgs>();
+  app.add_option("model", args->model, "ONNX training graph (forward + backward)")->required();
+  app.add_option("--dims", args->dims, "bind symbolic dims, e.g. batch=8,seq_len=512");
+  app.add_option("--level", args->level,
+                 "0: basic op table; 1: advanced table + transformer layer boundaries; 2: also compromised plans")
+      ->check(CLI::Range(0, 2))
+      ->default_val(1);
+  app.add_option("--format", args->format, "table | json | csv | markdown")->default_val("table");
+  app.add_flag("--details", args->details, "node-level view: layer boundaries, each plan's nodes, rejected nodes");
+  app.add_option("-o,--output", args->output, "write the report to FILE instead of stdout");
+  app.add_option("--boundary", args->boundary, "name of the last forward node (overrides YieldOp / loss detection)");
+  app.add_option("--op-table", args->op_table, "JSON file of extra recomputable ops (format: configs/recompute_ops.json)");
+  app.add_flag("--timings", args->timings, "print load / shape inference / analysis times to stderr");
+  return [args, &globals] { return RunScan(*args, globals); };
+}
+
+}  // namespace memopt::cli
