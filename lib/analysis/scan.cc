@@ -45,7 +45,15 @@ Expected<ScanResult> Scan(const Graph& graph, const ScanOptions& options) {
   ComputePlanSavings(result.plans);
   result.groups = BuildPlanGroups(result.plans, result.order, options.level, options.dims);
 
-  result.peak = EstimatePeak(graph, result.order, stashed.is_stashed_value, options.dims);
+  // YieldOp's outputs are the incoming gradients: ORT lists YieldOp as a candidate node, but its
+  // outputs are not activations kept for backward, so the peak report does not count them as stashed.
+  std::vector<char> stashed_activation = stashed.is_stashed_value;
+  if (result.boundary.kind == Boundary::Kind::kYieldOp) {
+    for (ValueId v : graph.node(result.boundary.node).outputs) {
+      if (v != kNone) stashed_activation[v] = 0;
+    }
+  }
+  result.peak = EstimatePeak(graph, result.order, stashed_activation, options.dims);
   return result;
 }
 

@@ -9,6 +9,8 @@
 //     that exact dim, and the diagnostic of the resolved dim is dropped);
 //   * an inferred Max(a, b) from broadcasting two different symbols is replaced by a declared dim
 //     equal to a or b (both are equal at run time unless one is 1);
+//   * an inferred dim that is not a plain polynomial (floor/ceiling/Mod/Max/Min atom) is replaced
+//     by a declared polynomial dim;
 //   * a declared shape is used when inference has no shape at all;
 //   * dtypes: the inferred dtype wins; a conflict with the declared one is a diagnostic; a
 //     declared dtype fills an undefined inferred one.
@@ -265,6 +267,11 @@ class Driver {
           resolved.emplace(name, dd);
           d = dd;
         } else if (state_.broadcast.Admits(d, dd)) {
+          d = dd;
+        } else if (!d.IsPolynomial() && dd.IsPolynomial()) {
+          // The graph's own declaration is simpler than an inferred floor/ceiling/Mod/Max/Min
+          // (e.g. Tile repeats computed by Div on a shape value): keep the declared dim, as ORT's
+          // graph resolution does when it merges inferred and existing type info.
           d = dd;
         }
       }

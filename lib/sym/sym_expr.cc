@@ -487,6 +487,15 @@ SymExpr SymExpr::Scaled(const Rational& r) const {
   return FromTerms(std::move(out), overflow);
 }
 
+bool SymExpr::IsPolynomial() const {
+  for (const auto& term : SymExprAccess::rep(*this).terms) {
+    for (const auto& factor : term.mono) {
+      if (factor.atom->kind != sym_internal::AtomKind::kSymbol) return false;
+    }
+  }
+  return true;
+}
+
 bool SymExpr::IsConstant() const {
   Rational c;
   return ConstValue(*rep_, &c);

@@ -94,6 +94,8 @@ class SymExpr {
   SymExpr Scaled(const Rational& r) const;
 
   bool IsConstant() const;
+  /// True when the expression is a plain polynomial in dim symbols (no floor/ceiling/Mod/Max/Min).
+  bool IsPolynomial() const;
   bool IsZero() const;
   std::optional<int64_t> AsInt() const;          ///< when constant and integral
   std::optional<Rational> AsRational() const;    ///< when constant
