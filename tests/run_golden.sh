@@ -22,8 +22,10 @@ out=$(mktemp) err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT
 NO_COLOR=1 COLUMNS=120 "$memopt" "$@" >"$out" 2>"$err" </dev/null
 code=$?
-first_err=$(head -n 1 "$err" | sed "s#$data_dir#@DATA@#g; s#$src_dir#@SRC@#g; s#$work_dir/$name#@WORK@#g")
-sed -i "s#$data_dir#@DATA@#g; s#$src_dir#@SRC@#g; s#$work_dir/$name#@WORK@#g" "$out"
+# The scratch folder lies inside the source tree's build folder: replace it first.
+subst="s#$work_dir/$name#@WORK@#g; s#$data_dir#@DATA@#g; s#$src_dir#@SRC@#g"
+first_err=$(head -n 1 "$err" | sed "$subst")
+sed -i "$subst" "$out"
 if [[ ${UPDATE_GOLDENS:-0} == 1 ]]; then
   cp "$out" "$base.stdout"
   if [[ -n $first_err ]]; then printf '%s\n' "$first_err" >"$base.stderr"; else rm -f "$base.stderr"; fi

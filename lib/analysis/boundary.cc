@@ -127,9 +127,9 @@ Expected<Boundary> FindBoundary(const Graph& graph, const ScanOptions& options) 
     b.explanation = fmt::format("no YieldOp; all {} nodes are gradient nodes or follow one: no forward pass",
                                 backward_nodes);
   } else {
-    b.explanation = fmt::format("no YieldOp; {} node {}: {} gradient nodes and {} backward nodes in all",
+    b.explanation = fmt::format("no YieldOp; {} node {} ({} gradient nodes found)",
                                 loss != kNone ? "loss" : "last forward", NodeLabel(graph.nodes[b.node]),
-                                gradient_nodes, backward_nodes);
+                                gradient_nodes);
   }
   return b;
 }

@@ -68,8 +68,8 @@ TEST_CASE("boundary: loss rule without YieldOp", "[analysis][boundary]") {
     for (char c : backward) count += c;
     CHECK(count == 13);  // SoftmaxCrossEntropyLossGrad .. the 4 InPlaceAccumulatorV2
     CHECK(b->explanation ==
-          "no YieldOp; loss node 'onnx::SoftmaxCrossEntropyLoss::62639' (SoftmaxCrossEntropyLoss): "
-          "9 gradient nodes and 13 backward nodes in all");
+          "no YieldOp; loss node 'onnx::SoftmaxCrossEntropyLoss::62639' (SoftmaxCrossEntropyLoss) "
+          "(9 gradient nodes found)");
   }
   // Without a Loss op the last forward node in topological order is the boundary.
   Model m = TextModel(R"(

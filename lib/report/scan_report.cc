@@ -144,7 +144,7 @@ std::string RenderScanText(const ScanReportInput& in, OutputFormat format) {
     out += "Boundary: none: no YieldOp and no gradient ops, so this is a forward-only graph and there is nothing\n"
            "          to recompute (use `memopt grad` to build a training graph, or --boundary NODE)\n";
   } else {
-    out += fmt::format("Boundary: {} ({} forward nodes, {} backward nodes)\n", r.boundary.explanation,
+    out += fmt::format("Boundary: {}\n  {} forward nodes, {} backward nodes\n", r.boundary.explanation,
                        CountForward(r.order), r.order.order.size() - CountForward(r.order));
   }
   int level = ShownLevel(in);
@@ -239,7 +239,7 @@ nlohmann::json ScanToJson(const ScanReportInput& in) {
   j["peak"] = {{"sized", p.sized},
                {"bytes", p.sized ? json(p.peak_bytes) : json(nullptr)},
                {"symbolic", p.peak_expr.ToString()},
-               {"step", p.peak_position},
+               {"position", p.peak_position},  // 0-based index in the execution order
                {"node", p.peak_node == kNone ? json(nullptr) : json(NodeName(g, p.peak_node))},
                {"op_type", p.peak_node == kNone ? json(nullptr) : json(g.node(p.peak_node).op_type)},
                {"phase", PhaseAt(r.order, p.peak_position)},

@@ -82,10 +82,18 @@ TEST_CASE("recompute_tile.onnx: Tile of a Div of a dim, FusedMatMul batch broadc
   auto r = LoadAndInfer("ort_recompute/recompute_tile.onnx");
   if (!r.has_value()) return;
   const Graph& g = r->model.graph;
-  // Tile repeats = [query_layer_dim0 / 24, 1, 1] (integer division of a dim: a floor atom).
+  // Tile repeats = [query_layer_dim0 / 24, 1, 1] (integer division of a dim: a floor atom), so the
+  // inferred dim 0 is input1_dim0*floor(query_layer_dim0/24); the graph declares query_layer_dim0,
+  // a plain polynomial, which the merge prefers over the floor atom (as ORT's resolution would).
+  CHECK(TypeAndShape(g, "onnx::Transpose_28") == "float[query_layer_dim0, input1_dim1, query_layer_dim2]");
+  ShapeInferenceOptions no_declared;
+  no_declared.use_declared_shapes = false;
+  auto raw = LoadAndInfer("ort_recompute/recompute_tile.onnx", no_declared);
+  REQUIRE(raw.has_value());
   const SymExpr q0 = SymExpr::Symbol("query_layer_dim0");
   const SymExpr tiled = SymExpr::Symbol("input1_dim0") * SymExpr::FloorDiv(q0, SymExpr(24));
-  CHECK(TypeAndShape(g, "onnx::Transpose_28") == "float[" + tiled.ToString() + ", input1_dim1, query_layer_dim2]");
+  CHECK(TypeAndShape(raw->model.graph, "onnx::Transpose_28") ==
+        "float[" + tiled.ToString() + ", input1_dim1, query_layer_dim2]");
   // The FusedMatMul batch dim broadcasts that with query_layer_dim0; the declared value_info
   // resolves it to query_layer_dim0.
   CHECK(TypeAndShape(g, "data") == "float[query_layer_dim0, query_layer_dim1, input1_dim1]");

@@ -64,7 +64,9 @@ TEST_CASE("DimBindings::Parse errors quote the bad piece", "[sym]") {
 TEST_CASE("ClosestMatch suggests near names only", "[sym]") {
   std::vector<std::string> dims = {"batch", "seq_len", "hidden"};
   CHECK(ClosestMatch("btch", dims) == "batch");    // one edit; the limit is max(1, len/3)
-  CHECK(ClosestMatch("bacth", dims).empty());        // a transposition is two edits, over 5/3
+  CHECK(ClosestMatch("bacth", dims) == "batch");     // an adjacent transposition is one edit
+  CHECK(ClosestMatch("sacn", {"scan", "plan"}) == "scan");
+  CHECK(ClosestMatch("bcath", dims).empty());        // two edits, over the limit 5/3
   CHECK(ClosestMatch("seq_lenght", dims) == "seq_len");  // three edits, limit 10/3 = 3
   CHECK(ClosestMatch("seqlen", dims) == "seq_len");
   CHECK(ClosestMatch("batch", dims) == "batch");
