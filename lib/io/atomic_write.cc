@@ -24,7 +24,10 @@ Status WriteFileAtomically(const std::string& path, std::string_view content,
   if (!fs::is_directory(dir, ec)) {
     return InvalidInput("cannot write '" + path + "': folder '" + dir.string() + "' does not exist");
   }
-  std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  // Built with append: GCC 12 warns (-Wrestrict, a false positive) on the operator+ chain at -O3.
+  std::string hidden_name(".");
+  hidden_name.append(target.filename().string()).append(".tmp.XXXXXX");
+  std::string tmpl = (dir / hidden_name).string();
   int fd = mkstemp(tmpl.data());
   if (fd < 0) {
     return InvalidInput("cannot write '" + path + "': " + std::strerror(errno));
