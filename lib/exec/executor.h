@@ -1,0 +1,49 @@
+// The CPU reference executor: runs a graph in a given execution order, with memory accounting that
+// follows exactly the rules of the static peak estimate (analysis/peak_estimate.h, docs/scan.md),
+// so measured and estimated peaks can be compared byte for byte.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "exec/kernel.h"
+#include "exec/tensor.h"
+#include "io/model_loader.h"
+#include "sym/sym_expr.h"
+
+namespace memopt {
+
+struct RunOptions {
+  /// Execution order (node ids). Empty: the order `scan` uses (boundary detection + MEMORY_EFFICIENT).
+  std::vector<NodeId> order;
+  uint64_t seed = 0;
+  const KernelRegistry* registry = nullptr;  ///< nullptr = KernelRegistry::Cpu()
+};
+
+struct MemoryStats {
+  int64_t peak_bytes = 0;              ///< high-water mark of live tensor bytes (incl. weights/inputs)
+  int32_t peak_position = -1;          ///< index in the order
+  NodeId peak_node = kNone;
+  std::vector<std::string> live_at_peak;  ///< value names live at the peak, sorted
+  int64_t weights_and_inputs_bytes = 0;
+};
+
+struct RunResult {
+  std::map<std::string, Tensor> outputs;  ///< graph outputs by name
+  MemoryStats memory;
+  double elapsed_ms = 0;
+};
+
+/// Reports every op without a kernel, by name and node, before anything runs.
+Status CheckSupported(const Graph& graph, const KernelRegistry& registry);
+
+/// Reads an initializer's data (inline raw/typed data or external data file) into a Tensor.
+Expected<Tensor> ReadInitializer(const Model& model, ValueId value);
+
+/// Runs the model. `feeds` binds graph inputs by name; initializers come from the model file
+/// unless fed. Errors name the node or input (wrong dtype, rank, shape contradicting a bound dim).
+Expected<RunResult> Execute(const Model& model, const std::map<std::string, Tensor>& feeds,
+                            const RunOptions& options = {});
+
+}  // namespace memopt

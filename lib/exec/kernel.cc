@@ -1,0 +1,34 @@
+#include "exec/kernel.h"
+
+#include <algorithm>
+
+namespace memopt {
+
+Status KernelContext::Error(const std::string& message) const {
+  const std::string where = node != nullptr ? "node " + node->Describe() : std::string("kernel");
+  return InvalidInput(where + ": " + message);
+}
+
+void KernelRegistry::Register(const std::string& domain, const std::string& op, KernelFn fn,
+                              std::vector<DataType> types) {
+  KernelInfo& info = kernels_[{domain == "ai.onnx" ? std::string() : domain, op}];
+  info.fn = fn;
+  info.types = std::move(types);
+}
+
+const KernelInfo* KernelRegistry::Find(const std::string& domain, const std::string& op) const {
+  auto it = kernels_.find({domain == "ai.onnx" ? std::string() : domain, op});
+  return it == kernels_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> KernelRegistry::OpNames() const {
+  std::vector<std::string> names;
+  names.reserve(kernels_.size());
+  for (const auto& [key, info] : kernels_) {
+    names.push_back(key.first.empty() ? key.second : key.first + "::" + key.second);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace memopt

@@ -1,0 +1,83 @@
+// The kernel interface of the executor. A kernel computes one node's outputs from its inputs on
+// the CPU; the CUDA backend (cuda/) registers kernels for the same (domain, op) keys later.
+//
+// Kernels are registered explicitly: each kernels/*.cc file defines a Register...Kernels function
+// and kernels/all_kernels.cc calls them all (one list, no static-initialiser magic that a static
+// library would drop).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "exec/tensor.h"
+#include "ir/graph.h"
+#include "util/status.h"
+
+namespace memopt {
+
+struct KernelContext {
+  const Node* node = nullptr;
+  /// One entry per node input; nullptr for an omitted optional input.
+  std::vector<const Tensor*> inputs;
+  /// One entry per node output, default-constructed; the kernel assigns the outputs it produces.
+  /// An output whose name is empty (omitted) may be left undefined.
+  std::vector<Tensor> outputs;
+  /// Seed of this run (memopt run --seed); Dropout-family ops with a `seed` attribute ignore it.
+  uint64_t run_seed = 0;
+  /// The graph being run (may be nullptr, e.g. in unit tests). For the few kernels whose output
+  /// shape is not a function of their inputs (MaxPoolGrad, AveragePoolGrad: the forward X shape),
+  /// which read the statically inferred shape of their output value, like ORT does.
+  const Graph* graph = nullptr;
+
+  int num_inputs() const { return static_cast<int>(inputs.size()); }
+  bool has_input(int i) const { return i < num_inputs() && inputs[i] != nullptr; }
+  const Tensor& input(int i) const { return *inputs[i]; }
+  bool output_wanted(int i) const { return i < static_cast<int>(node->outputs.size()) && node->outputs[i] != kNone; }
+  /// Error naming the node: "node 'x' (Op): <message>".
+  Status Error(const std::string& message) const;
+};
+
+using KernelFn = Status (*)(KernelContext& ctx);
+
+struct KernelInfo {
+  KernelFn fn = nullptr;
+  /// Element types this kernel handles for its main input (empty: every type). Used by the
+  /// conformance runner to report "unsupported data type" as skipped instead of failed.
+  std::vector<DataType> types;
+  /// For kernels that draw random numbers: true when this call's result is random (e.g. Dropout
+  /// in training mode with ratio > 0). Reference results from another generator (the ONNX node
+  /// tests use numpy's) cannot match, so the conformance runner reports such cases as skipped.
+  /// nullptr: never random. Evaluated with ctx.inputs bound and ctx.outputs empty.
+  bool (*is_random)(const KernelContext& ctx) = nullptr;
+};
+
+class KernelRegistry {
+ public:
+  /// The registry with every built-in CPU kernel.
+  static const KernelRegistry& Cpu();
+
+  /// domain "" = ai.onnx; "com.microsoft" for contrib/training ops.
+  void Register(const std::string& domain, const std::string& op, KernelFn fn, std::vector<DataType> types = {});
+  const KernelInfo* Find(const std::string& domain, const std::string& op) const;
+  /// Sets KernelInfo::is_random of an op registered before.
+  void SetRandomPredicate(const std::string& domain, const std::string& op, bool (*is_random)(const KernelContext&)) {
+    auto it = kernels_.find({domain, op});
+    if (it != kernels_.end()) it->second.is_random = is_random;
+  }
+  /// "op" or "domain::op", sorted.
+  std::vector<std::string> OpNames() const;
+
+ private:
+  std::map<std::pair<std::string, std::string>, KernelInfo> kernels_;
+};
+
+// Registration functions, one per kernels/*.cc file (called by kernels/all_kernels.cc).
+void RegisterElementwiseKernels(KernelRegistry& r);   // kernels/elementwise.cc (+ unary, binary, compare, logic, cast)
+void RegisterReduceKernels(KernelRegistry& r);        // kernels/reduce.cc
+void RegisterTensorKernels(KernelRegistry& r);        // kernels/tensor_*.cc (shape/layout/index ops)
+void RegisterMathKernels(KernelRegistry& r);          // kernels/matmul.cc, conv.cc, pool.cc, norm.cc, softmax.cc, loss.cc
+void RegisterTrainingKernels(KernelRegistry& r);      // kernels/training_*.cc (com.microsoft ops, *Grad, dropout)
+
+}  // namespace memopt

@@ -1,0 +1,249 @@
+// Unary math and activation kernels: one output of the input's dtype and shape. Float types are
+// computed in float (double for double); float16/bfloat16 are rounded on store.
+#include <cmath>
+#include <string>
+#include <type_traits>
+
+#include "exec/kernels/elementwise.h"
+
+namespace memopt::elementwise {
+
+namespace {
+
+template <typename C>
+C Sigmoid(C x) {
+  // Stable for large |x|: never computes exp of a large positive number.
+  if (x >= C(0)) return C(1) / (C(1) + std::exp(-x));
+  const C e = std::exp(x);
+  return e / (C(1) + e);
+}
+
+template <typename C>
+C Softplus(C x) {
+  // log(1 + exp(x)) without overflow.
+  return x > C(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+}
+
+void RegisterMath(KernelRegistry& r) {
+  const auto ft = FloatTypes();
+  r.Register("", "Exp", [](KernelContext& ctx) { return UnaryFloat(ctx, 8, [](auto x) { return std::exp(x); }); }, ft);
+  r.Register("", "Log", [](KernelContext& ctx) { return UnaryFloat(ctx, 8, [](auto x) { return std::log(x); }); }, ft);
+  r.Register("", "Sqrt", [](KernelContext& ctx) { return UnaryFloat(ctx, 4, [](auto x) { return std::sqrt(x); }); },
+             ft);
+  r.Register("", "Reciprocal", [](KernelContext& ctx) {
+    return UnaryFloat(ctx, 2, [](auto x) { return decltype(x)(1) / x; });
+  }, ft);
+  r.Register("", "Sin", [](KernelContext& ctx) { return UnaryFloat(ctx, 8, [](auto x) { return std::sin(x); }); }, ft);
+  r.Register("", "Cos", [](KernelContext& ctx) { return UnaryFloat(ctx, 8, [](auto x) { return std::cos(x); }); }, ft);
+  r.Register("", "Tan", [](KernelContext& ctx) { return UnaryFloat(ctx, 8, [](auto x) { return std::tan(x); }); }, ft);
+  r.Register("", "Asin", [](KernelContext& ctx) { return UnaryFloat(ctx, 8, [](auto x) { return std::asin(x); }); },
+             ft);
+  r.Register("", "Acos", [](KernelContext& ctx) { return UnaryFloat(ctx, 8, [](auto x) { return std::acos(x); }); },
+             ft);
+  r.Register("", "Atan", [](KernelContext& ctx) { return UnaryFloat(ctx, 8, [](auto x) { return std::atan(x); }); },
+             ft);
+  r.Register("", "Sinh", [](KernelContext& ctx) { return UnaryFloat(ctx, 8, [](auto x) { return std::sinh(x); }); },
+             ft);
+  r.Register("", "Cosh", [](KernelContext& ctx) { return UnaryFloat(ctx, 8, [](auto x) { return std::cosh(x); }); },
+             ft);
+  r.Register("", "Asinh", [](KernelContext& ctx) { return UnaryFloat(ctx, 8, [](auto x) { return std::asinh(x); }); },
+             ft);
+  r.Register("", "Acosh", [](KernelContext& ctx) { return UnaryFloat(ctx, 8, [](auto x) { return std::acosh(x); }); },
+             ft);
+  r.Register("", "Atanh", [](KernelContext& ctx) { return UnaryFloat(ctx, 8, [](auto x) { return std::atanh(x); }); },
+             ft);
+  r.Register("", "Erf", [](KernelContext& ctx) { return UnaryFloat(ctx, 8, [](auto x) { return std::erf(x); }); }, ft);
+  r.Register("", "Tanh", [](KernelContext& ctx) { return UnaryFloat(ctx, 8, [](auto x) { return std::tanh(x); }); },
+             ft);
+  r.Register("", "Floor", [](KernelContext& ctx) { return UnaryFloat(ctx, 1, [](auto x) { return std::floor(x); }); },
+             ft);
+  r.Register("", "Ceil", [](KernelContext& ctx) { return UnaryFloat(ctx, 1, [](auto x) { return std::ceil(x); }); },
+             ft);
+  // Round half to even (the default rounding mode), as ONNX specifies.
+  r.Register("", "Round", [](KernelContext& ctx) {
+    return UnaryFloat(ctx, 1, [](auto x) { return std::nearbyint(x); });
+  }, ft);
+}
+
+void RegisterSignedMath(KernelRegistry& r) {
+  const auto nt = NumericTypes();
+  r.Register("", "Abs", [](KernelContext& ctx) {
+    return UnaryNumeric(ctx, 1, [](auto x) {
+      using C = decltype(x);
+      if constexpr (std::is_floating_point_v<C>) {
+        return std::fabs(x);
+      } else if constexpr (std::is_signed_v<C>) {
+        return x < C(0) ? C(-x) : x;
+      } else {
+        return x;
+      }
+    });
+  }, nt);
+  r.Register("", "Neg", [](KernelContext& ctx) {
+    return UnaryNumeric(ctx, 1, [](auto x) {
+      using C = decltype(x);
+      if constexpr (std::is_unsigned_v<C>) {
+        return C(C(0) - x);
+      } else {
+        return C(-x);
+      }
+    });
+  }, nt);
+  r.Register("", "Sign", [](KernelContext& ctx) {
+    return UnaryNumeric(ctx, 1, [](auto x) {
+      using C = decltype(x);
+      if constexpr (std::is_unsigned_v<C>) {
+        return C(x > C(0) ? 1 : 0);
+      } else if constexpr (std::is_floating_point_v<C>) {
+        return std::isnan(x) ? x : C(x > C(0) ? 1 : (x < C(0) ? -1 : 0));
+      } else {
+        return C(x > C(0) ? 1 : (x < C(0) ? -1 : 0));
+      }
+    });
+  }, nt);
+  r.Register("", "Relu", [](KernelContext& ctx) {
+    return UnaryNumeric(ctx, 1, [](auto x) {
+      using C = decltype(x);
+      if constexpr (std::is_unsigned_v<C>) {
+        return x;
+      } else {
+        return x > C(0) ? x : C(0);
+      }
+    });
+  }, nt);
+  // Shrink: numeric types, computed in double so that integer inputs follow the same formula.
+  r.Register("", "Shrink", [](KernelContext& ctx) {
+    const double bias = ctx.node->GetFloat("bias", 0.0f);
+    const double lambd = ctx.node->GetFloat("lambd", 0.5f);
+    return UnaryNumeric(ctx, 2, [bias, lambd](auto x) {
+      const double v = static_cast<double>(x);
+      return v < -lambd ? v + bias : (v > lambd ? v - bias : 0.0);
+    });
+  }, nt);
+}
+
+void RegisterActivations(KernelRegistry& r) {
+  const auto ft = FloatTypes();
+  r.Register("", "Sigmoid", [](KernelContext& ctx) {
+    return UnaryFloat(ctx, 8, [](auto x) { return Sigmoid(x); });
+  }, ft);
+  r.Register("", "HardSigmoid", [](KernelContext& ctx) {
+    const float alpha = ctx.node->GetFloat("alpha", 0.2f);
+    const float beta = ctx.node->GetFloat("beta", 0.5f);
+    return UnaryFloat(ctx, 2, [alpha, beta](auto x) {
+      using C = decltype(x);
+      return std::max(C(0), std::min(C(1), C(alpha) * x + C(beta)));
+    });
+  }, ft);
+  r.Register("", "HardSwish", [](KernelContext& ctx) {
+    return UnaryFloat(ctx, 2, [](auto x) {
+      using C = decltype(x);
+      return x * std::max(C(0), std::min(C(1), x / C(6) + C(0.5)));
+    });
+  }, ft);
+  r.Register("", "LeakyRelu", [](KernelContext& ctx) {
+    const float alpha = ctx.node->GetFloat("alpha", 0.01f);
+    return UnaryFloat(ctx, 1, [alpha](auto x) {
+      using C = decltype(x);
+      return x < C(0) ? C(alpha) * x : x;
+    });
+  }, ft);
+  r.Register("", "Elu", [](KernelContext& ctx) {
+    const float alpha = ctx.node->GetFloat("alpha", 1.0f);
+    return UnaryFloat(ctx, 8, [alpha](auto x) {
+      using C = decltype(x);
+      return x < C(0) ? C(alpha) * std::expm1(x) : x;
+    });
+  }, ft);
+  r.Register("", "Selu", [](KernelContext& ctx) {
+    const float alpha = ctx.node->GetFloat("alpha", 1.67326319217681884765625f);
+    const float gamma = ctx.node->GetFloat("gamma", 1.05070102214813232421875f);
+    return UnaryFloat(ctx, 8, [alpha, gamma](auto x) {
+      using C = decltype(x);
+      return x > C(0) ? C(gamma) * x : C(gamma) * C(alpha) * std::expm1(x);
+    });
+  }, ft);
+  r.Register("", "Celu", [](KernelContext& ctx) {
+    const float alpha = ctx.node->GetFloat("alpha", 1.0f);
+    return UnaryFloat(ctx, 8, [alpha](auto x) {
+      using C = decltype(x);
+      return std::max(C(0), x) + std::min(C(0), C(alpha) * std::expm1(x / C(alpha)));
+    });
+  }, ft);
+  r.Register("", "ThresholdedRelu", [](KernelContext& ctx) {
+    const float alpha = ctx.node->GetFloat("alpha", 1.0f);
+    return UnaryFloat(ctx, 1, [alpha](auto x) {
+      using C = decltype(x);
+      return x > C(alpha) ? x : C(0);
+    });
+  }, ft);
+  r.Register("", "Softplus", [](KernelContext& ctx) {
+    return UnaryFloat(ctx, 8, [](auto x) { return Softplus(x); });
+  }, ft);
+  r.Register("", "Softsign", [](KernelContext& ctx) {
+    return UnaryFloat(ctx, 2, [](auto x) {
+      using C = decltype(x);
+      return x / (C(1) + std::fabs(x));
+    });
+  }, ft);
+  r.Register("", "Mish", [](KernelContext& ctx) {
+    return UnaryFloat(ctx, 16, [](auto x) { return x * std::tanh(Softplus(x)); });
+  }, ft);
+  // ONNX Gelu (opset 20): approximate = "none" (erf form) or "tanh".
+  r.Register("", "Gelu", [](KernelContext& ctx) {
+    const std::string approximate = ctx.node->GetString("approximate", "none");
+    if (approximate == "tanh") {
+      return UnaryFloat(ctx, 10, [](auto x) {
+        using C = decltype(x);
+        const C k = C(0.7978845608028654);  // sqrt(2 / pi)
+        return C(0.5) * x * (C(1) + std::tanh(k * (x + C(0.044715) * x * x * x)));
+      });
+    }
+    if (approximate != "none") return ctx.Error("unknown approximate '" + approximate + "' (expected none or tanh)");
+    return UnaryFloat(ctx, 10, [](auto x) {
+      using C = decltype(x);
+      return C(0.5) * x * (C(1) + std::erf(x * C(0.7071067811865476)));  // x / sqrt(2)
+    });
+  }, ft);
+}
+
+/// IsNaN / IsInf: float types in, bool out.
+template <typename Pred>
+Status FloatPredicate(KernelContext& ctx, Pred pred) {
+  MEMOPT_RETURN_IF_ERROR(RequireInputs(ctx, 1));
+  const Tensor& x = ctx.input(0);
+  ctx.outputs[0] = Tensor(DataType::kBool, x.shape());
+  bool* out = ctx.outputs[0].data<bool>();
+  return DispatchFloat(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* in = x.data<T>();
+    ParallelFor(x.numel(), 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) out[i] = pred(Load(in[i]));
+    });
+  });
+}
+
+void RegisterPredicates(KernelRegistry& r) {
+  r.Register("", "IsNaN", [](KernelContext& ctx) {
+    return FloatPredicate(ctx, [](auto x) { return std::isnan(x); });
+  }, FloatTypes());
+  r.Register("", "IsInf", [](KernelContext& ctx) {
+    const bool neg = ctx.node->GetInt("detect_negative", 1) != 0;
+    const bool pos = ctx.node->GetInt("detect_positive", 1) != 0;
+    return FloatPredicate(ctx, [neg, pos](auto x) {
+      using C = decltype(x);
+      return std::isinf(x) && ((x > C(0) && pos) || (x < C(0) && neg));
+    });
+  }, FloatTypes());
+}
+
+}  // namespace
+
+void RegisterUnaryKernels(KernelRegistry& r) {
+  RegisterMath(r);
+  RegisterSignedMath(r);
+  RegisterActivations(r);
+  RegisterPredicates(r);
+}
+
+}  // namespace memopt::elementwise

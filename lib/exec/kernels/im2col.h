@@ -1,0 +1,103 @@
+// im2col / col2im for 1-D, 2-D and 3-D windows (spatial dims padded to 3 with size-1 dims).
+//
+// The column matrix has one row per (channel, kd, kh, kw) and one column per output position
+// (od, oh, ow): col[row][o] = x[c][od*sd - pd + kd*dd][oh*sh - ph + kh*dh][ow*sw - pw + kw*dw]
+// (zero outside the image). Col2Im is the adjoint: it adds each column entry back into the image.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "exec/kernels/kernel_util.h"
+
+namespace memopt::math {
+
+struct Window3 {
+  std::array<int64_t, 3> in{1, 1, 1};   ///< image size
+  std::array<int64_t, 3> out{1, 1, 1};  ///< positions per dim (columns of the col matrix)
+  std::array<int64_t, 3> kernel{1, 1, 1};
+  std::array<int64_t, 3> stride{1, 1, 1};
+  std::array<int64_t, 3> dilation{1, 1, 1};
+  std::array<int64_t, 3> pad{0, 0, 0};  ///< begin pads
+  int64_t InSize() const { return in[0] * in[1] * in[2]; }
+  int64_t OutSize() const { return out[0] * out[1] * out[2]; }
+  int64_t KernelSize() const { return kernel[0] * kernel[1] * kernel[2]; }
+};
+
+/// x: [channels, in...] -> col: [channels * KernelSize(), OutSize()].
+template <typename C>
+void Im2Col(const C* x, int64_t channels, const Window3& w, C* col) {
+  const int64_t ksize = w.KernelSize();
+  const int64_t osize = w.OutSize();
+  ParallelFor(channels * ksize, osize, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t c = row / ksize;
+      int64_t kr = row % ksize;
+      const int64_t kw = kr % w.kernel[2];
+      kr /= w.kernel[2];
+      const int64_t kh = kr % w.kernel[1];
+      const int64_t kd = kr / w.kernel[1];
+      const C* xc = x + c * w.InSize();
+      C* dst = col + row * osize;
+      for (int64_t od = 0; od < w.out[0]; ++od) {
+        const int64_t id = od * w.stride[0] - w.pad[0] + kd * w.dilation[0];
+        for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+          const int64_t ih = oh * w.stride[1] - w.pad[1] + kh * w.dilation[1];
+          C* d = dst + (od * w.out[1] + oh) * w.out[2];
+          if (id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1]) {
+            for (int64_t ow = 0; ow < w.out[2]; ++ow) d[ow] = C(0);
+            continue;
+          }
+          const C* src = xc + (id * w.in[1] + ih) * w.in[2];
+          const int64_t off = kw * w.dilation[2] - w.pad[2];
+          if (w.stride[2] == 1) {
+            for (int64_t ow = 0; ow < w.out[2]; ++ow) {
+              const int64_t iw = ow + off;
+              d[ow] = (iw >= 0 && iw < w.in[2]) ? src[iw] : C(0);
+            }
+          } else {
+            for (int64_t ow = 0; ow < w.out[2]; ++ow) {
+              const int64_t iw = ow * w.stride[2] + off;
+              d[ow] = (iw >= 0 && iw < w.in[2]) ? src[iw] : C(0);
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+/// col: [channels * KernelSize(), OutSize()] accumulated into x: [channels, in...] (x is not
+/// cleared first). Channels are processed in parallel (each writes only its own image plane).
+template <typename C>
+void Col2Im(const C* col, int64_t channels, const Window3& w, C* x) {
+  const int64_t ksize = w.KernelSize();
+  const int64_t osize = w.OutSize();
+  ParallelFor(channels, ksize * osize, [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      C* xc = x + c * w.InSize();
+      for (int64_t kr = 0; kr < ksize; ++kr) {
+        const int64_t kw = kr % w.kernel[2];
+        const int64_t kh = (kr / w.kernel[2]) % w.kernel[1];
+        const int64_t kd = kr / (w.kernel[2] * w.kernel[1]);
+        const C* src = col + (c * ksize + kr) * osize;
+        for (int64_t od = 0; od < w.out[0]; ++od) {
+          const int64_t id = od * w.stride[0] - w.pad[0] + kd * w.dilation[0];
+          if (id < 0 || id >= w.in[0]) continue;
+          for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+            const int64_t ih = oh * w.stride[1] - w.pad[1] + kh * w.dilation[1];
+            if (ih < 0 || ih >= w.in[1]) continue;
+            const C* s = src + (od * w.out[1] + oh) * w.out[2];
+            C* dst = xc + (id * w.in[1] + ih) * w.in[2];
+            for (int64_t ow = 0; ow < w.out[2]; ++ow) {
+              const int64_t iw = ow * w.stride[2] - w.pad[2] + kw * w.dilation[2];
+              if (iw >= 0 && iw < w.in[2]) dst[iw] += s[ow];
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+}  // namespace memopt::math

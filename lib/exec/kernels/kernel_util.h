@@ -1,0 +1,357 @@
+// Helpers shared by the CPU kernel files: element types as C++ types (with float16/bfloat16
+// computed in float32), dtype dispatch, axis normalisation, broadcasting iteration, a two-thread
+// parallel-for and BLAS matrix products.
+//
+// Typical use in a kernel:
+//   return DispatchFloat(x.dtype(), [&](auto tag) -> Status {
+//     using T = typename decltype(tag)::type;        // float, double, Half or BFloat16
+//     using C = ComputeType<T>;                      // float or double
+//     const T* in = x.data<T>();
+//     T* out = y.data<T>();
+//     for (int64_t i = 0; i < n; ++i) out[i] = StoreAs<T>(std::tanh(Load(in[i])));
+//     return Status::Ok();
+//   });
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "exec/half.h"
+#include "exec/tensor.h"
+#include "ir/dtype.h"
+#include "util/status.h"
+
+namespace memopt {
+
+// ---------------------------------------------------------------------------------------------
+// Element types.
+
+/// Storage types of the 16-bit float formats (the bit pattern; 2 bytes, trivially copyable).
+struct Half {
+  uint16_t bits;
+};
+struct BFloat16 {
+  uint16_t bits;
+};
+
+/// The C++ type used for arithmetic on storage type T: float for float/Half/BFloat16, double for
+/// double, T itself for integers and bool.
+template <typename T>
+struct ComputeTypeOf {
+  using type = T;
+};
+template <>
+struct ComputeTypeOf<Half> {
+  using type = float;
+};
+template <>
+struct ComputeTypeOf<BFloat16> {
+  using type = float;
+};
+template <typename T>
+using ComputeType = typename ComputeTypeOf<T>::type;
+
+/// Storage value -> compute value.
+inline float Load(Half v) { return Float16ToFloat(v.bits); }
+inline float Load(BFloat16 v) { return Bfloat16ToFloat(v.bits); }
+template <typename T>
+inline T Load(T v) {
+  return v;
+}
+
+/// Any arithmetic value -> storage type T (rounding to nearest even for the 16-bit floats;
+/// C++ conversion rules otherwise, with bool = (v != 0)).
+template <typename T, typename V>
+inline T StoreAs(V v) {
+  if constexpr (std::is_same_v<T, Half>) {
+    return Half{FloatToFloat16(static_cast<float>(v))};
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    return BFloat16{FloatToBfloat16(static_cast<float>(v))};
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return v != V(0);
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+/// The DataType of storage type T.
+template <typename T>
+constexpr DataType DataTypeOf() {
+  if constexpr (std::is_same_v<T, float>) return DataType::kFloat;
+  else if constexpr (std::is_same_v<T, double>) return DataType::kDouble;
+  else if constexpr (std::is_same_v<T, Half>) return DataType::kFloat16;
+  else if constexpr (std::is_same_v<T, BFloat16>) return DataType::kBfloat16;
+  else if constexpr (std::is_same_v<T, int8_t>) return DataType::kInt8;
+  else if constexpr (std::is_same_v<T, uint8_t>) return DataType::kUint8;
+  else if constexpr (std::is_same_v<T, int16_t>) return DataType::kInt16;
+  else if constexpr (std::is_same_v<T, uint16_t>) return DataType::kUint16;
+  else if constexpr (std::is_same_v<T, int32_t>) return DataType::kInt32;
+  else if constexpr (std::is_same_v<T, uint32_t>) return DataType::kUint32;
+  else if constexpr (std::is_same_v<T, int64_t>) return DataType::kInt64;
+  else if constexpr (std::is_same_v<T, uint64_t>) return DataType::kUint64;
+  else if constexpr (std::is_same_v<T, bool>) return DataType::kBool;
+  else return DataType::kUndefined;
+}
+
+template <typename T>
+struct TypeTag {
+  using type = T;
+};
+
+/// Error for a dtype a kernel does not handle ("unsupported data type 'int64'").
+Status UnsupportedType(DataType t, const std::string& what = "");
+
+namespace detail {
+template <typename T, typename F>
+Status CallTag(F& f) {
+  if constexpr (std::is_void_v<decltype(f(TypeTag<T>{}))>) {
+    f(TypeTag<T>{});
+    return Status::Ok();
+  } else {
+    return f(TypeTag<T>{});
+  }
+}
+}  // namespace detail
+
+#define MEMOPT_DISPATCH_CASE_(DT, T) \
+  case DataType::DT:                 \
+    return detail::CallTag<T>(f)
+
+/// Calls f(TypeTag<T>{}) for float, double, float16 (Half), bfloat16 (BFloat16). f returns void or
+/// Status; other dtypes give UnsupportedType.
+template <typename F>
+Status DispatchFloat(DataType t, F&& f) {
+  switch (t) {
+    MEMOPT_DISPATCH_CASE_(kFloat, float);
+    MEMOPT_DISPATCH_CASE_(kDouble, double);
+    MEMOPT_DISPATCH_CASE_(kFloat16, Half);
+    MEMOPT_DISPATCH_CASE_(kBfloat16, BFloat16);
+    default:
+      return UnsupportedType(t);
+  }
+}
+
+/// Signed and unsigned integers of 8..64 bits.
+template <typename F>
+Status DispatchInt(DataType t, F&& f) {
+  switch (t) {
+    MEMOPT_DISPATCH_CASE_(kInt8, int8_t);
+    MEMOPT_DISPATCH_CASE_(kUint8, uint8_t);
+    MEMOPT_DISPATCH_CASE_(kInt16, int16_t);
+    MEMOPT_DISPATCH_CASE_(kUint16, uint16_t);
+    MEMOPT_DISPATCH_CASE_(kInt32, int32_t);
+    MEMOPT_DISPATCH_CASE_(kUint32, uint32_t);
+    MEMOPT_DISPATCH_CASE_(kInt64, int64_t);
+    MEMOPT_DISPATCH_CASE_(kUint64, uint64_t);
+    default:
+      return UnsupportedType(t);
+  }
+}
+
+/// Floats and integers (no bool, no string).
+template <typename F>
+Status DispatchNumeric(DataType t, F&& f) {
+  if (t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 || t == DataType::kBfloat16)
+    return DispatchFloat(t, f);
+  return DispatchInt(t, f);
+}
+
+/// Numeric types and bool.
+template <typename F>
+Status DispatchAll(DataType t, F&& f) {
+  if (t == DataType::kBool) return detail::CallTag<bool>(f);
+  return DispatchNumeric(t, f);
+}
+
+/// Dispatch on element size only (for data movement: copy, gather, transpose, ...). Calls
+/// f(TypeTag<U>{}) with U = uint8_t/uint16_t/uint32_t/uint64_t of the same size as one element.
+/// String tensors are not handled (UnsupportedType).
+template <typename F>
+Status DispatchBySize(DataType t, F&& f) {
+  if (t == DataType::kString) return UnsupportedType(t);
+  switch (ElemByteSize(t)) {
+    case 1:
+      return detail::CallTag<uint8_t>(f);
+    case 2:
+      return detail::CallTag<uint16_t>(f);
+    case 4:
+      return detail::CallTag<uint32_t>(f);
+    case 8:
+      return detail::CallTag<uint64_t>(f);
+    default:
+      return UnsupportedType(t);
+  }
+}
+
+#undef MEMOPT_DISPATCH_CASE_
+
+// ---------------------------------------------------------------------------------------------
+// Axes and shapes.
+
+/// axis in [-rank, rank) -> [0, rank); nullopt when out of range.
+std::optional<int64_t> NormalizeAxis(int64_t axis, int64_t rank);
+/// Same, for a list of axes (duplicates are an error: nullopt). Result sorted ascending.
+std::optional<std::vector<int64_t>> NormalizeAxes(const std::vector<int64_t>& axes, int64_t rank);
+
+/// numpy-style broadcast of two shapes; nullopt when incompatible.
+std::optional<std::vector<int64_t>> BroadcastShape(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
+/// Broadcast of several shapes.
+std::optional<std::vector<int64_t>> BroadcastShapes(const std::vector<std::vector<int64_t>>& shapes);
+
+/// Strides (in elements) to read `in_shape` as if it had `out_shape` (right-aligned, stride 0 on
+/// broadcast dims). Result has out_shape.size() entries. in_shape must be broadcastable.
+std::vector<int64_t> BroadcastStrides(const std::vector<int64_t>& in_shape, const std::vector<int64_t>& out_shape);
+
+/// "[2, 3, 4]"
+std::string ShapeToString(const std::vector<int64_t>& shape);
+
+/// Product of shape[begin, end).
+int64_t ProductOf(const std::vector<int64_t>& shape, int64_t begin, int64_t end);
+
+/// Iterates over every element of `out_shape` in row-major order, keeping one offset per input
+/// (computed from `strides[k]`, which have out_shape.size() entries each, e.g. BroadcastStrides).
+/// Calls fn(out_index, offsets) where offsets is a const int64_t* with strides.size() entries.
+/// Dimensions are collapsed where possible; the innermost loop is a plain counter.
+template <typename Fn>
+void ForEachIndexed(const std::vector<int64_t>& out_shape, const std::vector<std::vector<int64_t>>& strides, Fn&& fn);
+
+/// Elementwise binary op with broadcasting: out[i] = f(a[ia], b[ib]). Has fast paths for equal
+/// shapes and scalar operands. A, B, O are storage types of plain arrays.
+template <typename A, typename B, typename O, typename F>
+void BroadcastBinary(const A* a, const std::vector<int64_t>& a_shape, const B* b, const std::vector<int64_t>& b_shape,
+                     O* out, const std::vector<int64_t>& out_shape, F&& f);
+
+// ---------------------------------------------------------------------------------------------
+// Threads.
+
+/// Number of worker threads used by ParallelFor (2 by default; env MEMOPT_NUM_THREADS overrides).
+int NumThreads();
+
+/// Splits [0, n) into contiguous chunks and runs fn(begin, end) on up to NumThreads() threads.
+/// Runs inline when n * cost_per_item is small (< ~32k units) or when called from inside another
+/// ParallelFor. fn must be safe to call concurrently on disjoint ranges.
+void ParallelFor(int64_t n, int64_t cost_per_item, const std::function<void(int64_t, int64_t)>& fn);
+
+// ---------------------------------------------------------------------------------------------
+// Matrix products (row-major, through BLAS).
+
+/// C[m,n] = alpha * op(A)[m,k] * op(B)[k,n] + beta * C. lda/ldb/ldc are row strides of A, B, C as
+/// stored (A is [m,k] or, transposed, [k,m]).
+void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+          const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+          const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
+
+/// Converts a float16/bfloat16/float/double tensor's elements to a float vector (and back).
+std::vector<float> ToFloatVector(const Tensor& t);
+/// Writes `values` into t (t's dtype must be floating; numel must match), rounding as needed.
+void FromFloatVector(const std::vector<float>& values, Tensor& t);
+
+// ---------------------------------------------------------------------------------------------
+// Template definitions.
+
+template <typename Fn>
+void ForEachIndexed(const std::vector<int64_t>& out_shape, const std::vector<std::vector<int64_t>>& strides, Fn&& fn) {
+  const size_t k = strides.size();
+  // Collapse adjacent dims d-1, d when every input's stride satisfies s[d-1] == s[d] * n[d].
+  std::vector<int64_t> dims;
+  std::vector<std::vector<int64_t>> st(k);
+  for (size_t d = 0; d < out_shape.size(); ++d) {
+    if (out_shape[d] == 0) return;
+    if (out_shape[d] == 1) continue;
+    bool merge = !dims.empty();
+    for (size_t j = 0; merge && j < k; ++j) merge = st[j].back() == strides[j][d] * out_shape[d];
+    if (merge) {
+      dims.back() *= out_shape[d];
+      for (size_t j = 0; j < k; ++j) st[j].back() = strides[j][d];
+    } else {
+      dims.push_back(out_shape[d]);
+      for (size_t j = 0; j < k; ++j) st[j].push_back(strides[j][d]);
+    }
+  }
+  std::vector<int64_t> offsets(k, 0);
+  if (dims.empty()) {
+    fn(int64_t{0}, static_cast<const int64_t*>(offsets.data()));
+    return;
+  }
+  const size_t r = dims.size();
+  const int64_t inner = dims[r - 1];
+  std::vector<int64_t> inner_stride(k);
+  for (size_t j = 0; j < k; ++j) inner_stride[j] = st[j][r - 1];
+  std::vector<int64_t> counter(r, 0);
+  std::vector<int64_t> cur(k, 0);
+  int64_t out = 0;
+  while (true) {
+    for (size_t j = 0; j < k; ++j) cur[j] = offsets[j];
+    for (int64_t i = 0; i < inner; ++i, ++out) {
+      fn(out, static_cast<const int64_t*>(cur.data()));
+      for (size_t j = 0; j < k; ++j) cur[j] += inner_stride[j];
+    }
+    // Advance the outer counter.
+    int64_t d = static_cast<int64_t>(r) - 2;
+    for (; d >= 0; --d) {
+      for (size_t j = 0; j < k; ++j) offsets[j] += st[j][d];
+      if (++counter[d] < dims[d]) break;
+      for (size_t j = 0; j < k; ++j) offsets[j] -= st[j][d] * dims[d];
+      counter[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+template <typename A, typename B, typename O, typename F>
+void BroadcastBinary(const A* a, const std::vector<int64_t>& a_shape, const B* b, const std::vector<int64_t>& b_shape,
+                     O* out, const std::vector<int64_t>& out_shape, F&& f) {
+  const int64_t n = NumElements(out_shape);
+  const int64_t na = NumElements(a_shape);
+  const int64_t nb = NumElements(b_shape);
+  if (na == n && nb == n) {
+    ParallelFor(n, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) out[i] = f(a[i], b[i]);
+    });
+    return;
+  }
+  if (nb == 1 && na == n) {
+    const B bv = b[0];
+    ParallelFor(n, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) out[i] = f(a[i], bv);
+    });
+    return;
+  }
+  if (na == 1 && nb == n) {
+    const A av = a[0];
+    ParallelFor(n, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) out[i] = f(av, b[i]);
+    });
+    return;
+  }
+  // Common bias case: b's shape is a suffix of out's shape (row-wise broadcast).
+  if (na == n && nb > 0 && n % nb == 0) {
+    bool suffix = b_shape.size() <= out_shape.size();
+    for (size_t i = 0; suffix && i < b_shape.size(); ++i) {
+      size_t o = out_shape.size() - b_shape.size() + i;
+      suffix = b_shape[i] == out_shape[o];
+    }
+    if (suffix) {
+      const int64_t rows = n / nb;
+      ParallelFor(rows, nb, [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const A* ar = a + r * nb;
+          O* orow = out + r * nb;
+          for (int64_t i = 0; i < nb; ++i) orow[i] = f(ar[i], b[i]);
+        }
+      });
+      return;
+    }
+  }
+  std::vector<std::vector<int64_t>> strides = {BroadcastStrides(a_shape, out_shape),
+                                               BroadcastStrides(b_shape, out_shape)};
+  ForEachIndexed(out_shape, strides,
+                 [&](int64_t i, const int64_t* off) { out[i] = f(a[off[0]], b[off[1]]); });
+}
+
+}  // namespace memopt

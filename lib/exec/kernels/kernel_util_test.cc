@@ -1,0 +1,153 @@
+#include "exec/kernels/kernel_util.h"
+
+#include <atomic>
+#include <numeric>
+
+#include <catch2/catch.hpp>
+
+namespace memopt {
+namespace {
+
+TEST_CASE("kernel util: axes and broadcast shapes", "[exec][kernel_util]") {
+  CHECK(NormalizeAxis(-1, 3) == 2);
+  CHECK(NormalizeAxis(2, 3) == 2);
+  CHECK_FALSE(NormalizeAxis(3, 3).has_value());
+  CHECK_FALSE(NormalizeAxis(-4, 3).has_value());
+  CHECK(NormalizeAxes({-1, 0}, 3) == std::vector<int64_t>{0, 2});
+  CHECK_FALSE(NormalizeAxes({-1, 2}, 3).has_value());  // duplicate
+
+  CHECK(BroadcastShape({2, 1, 4}, {3, 1}) == std::vector<int64_t>{2, 3, 4});
+  CHECK(BroadcastShape({}, {5}) == std::vector<int64_t>{5});
+  CHECK(BroadcastShape({0, 3}, {1, 3}) == std::vector<int64_t>{0, 3});
+  CHECK_FALSE(BroadcastShape({2, 3}, {4}).has_value());
+  CHECK(BroadcastShapes({{2, 1}, {1, 3}, {3}}) == std::vector<int64_t>{2, 3});
+  CHECK(BroadcastStrides({3, 1}, {2, 3, 4}) == std::vector<int64_t>{0, 1, 0});
+  CHECK(BroadcastStrides({2, 3, 4}, {2, 3, 4}) == std::vector<int64_t>{12, 4, 1});
+  CHECK(ShapeToString(std::vector<int64_t>{2, 3}) == "[2, 3]");
+  CHECK(ProductOf({2, 3, 4}, 1, 3) == 12);
+}
+
+TEST_CASE("kernel util: ForEachIndexed visits every element in row-major order", "[exec][kernel_util]") {
+  const std::vector<int64_t> out_shape = {2, 3, 4};
+  const std::vector<int64_t> a_shape = {3, 1};
+  std::vector<std::vector<int64_t>> strides = {BroadcastStrides(a_shape, out_shape), Strides(out_shape)};
+  std::vector<int64_t> seen;
+  ForEachIndexed(out_shape, strides, [&](int64_t i, const int64_t* off) {
+    CHECK(off[1] == i);
+    const int64_t j = (i / 4) % 3;  // the a index is the middle coordinate
+    CHECK(off[0] == j);
+    seen.push_back(i);
+  });
+  std::vector<int64_t> expected(24);
+  std::iota(expected.begin(), expected.end(), 0);
+  CHECK(seen == expected);
+
+  int calls = 0;
+  ForEachIndexed({}, std::vector<std::vector<int64_t>>(1), [&](int64_t i, const int64_t* off) {
+    CHECK(i == 0);
+    CHECK(off[0] == 0);
+    ++calls;
+  });
+  CHECK(calls == 1);
+  ForEachIndexed({3, 0}, std::vector<std::vector<int64_t>>(1, {0, 0}), [&](int64_t, const int64_t*) { ++calls; });
+  CHECK(calls == 1);
+}
+
+TEST_CASE("kernel util: BroadcastBinary paths agree", "[exec][kernel_util]") {
+  auto run = [](std::vector<int64_t> as, std::vector<int64_t> bs) {
+    std::vector<float> a(static_cast<size_t>(NumElements(as))), b(static_cast<size_t>(NumElements(bs)));
+    std::iota(a.begin(), a.end(), 1.0f);
+    std::iota(b.begin(), b.end(), 100.0f);
+    auto os = *BroadcastShape(as, bs);
+    std::vector<float> out(static_cast<size_t>(NumElements(os)));
+    BroadcastBinary(a.data(), as, b.data(), bs, out.data(), os, [](float x, float y) { return x * 1000 + y; });
+    // Reference through explicit coordinates.
+    auto sa = BroadcastStrides(as, os), sb = BroadcastStrides(bs, os), so = Strides(os);
+    for (int64_t i = 0; i < NumElements(os); ++i) {
+      int64_t ia = 0, ib = 0, rem = i;
+      for (size_t d = 0; d < os.size(); ++d) {
+        const int64_t c = rem / so[d];
+        rem %= so[d];
+        ia += c * sa[d];
+        ib += c * sb[d];
+      }
+      REQUIRE(out[i] == a[ia] * 1000 + b[ib]);
+    }
+  };
+  run({2, 3}, {2, 3});
+  run({2, 3}, {1});
+  run({1}, {2, 3});
+  run({4, 2, 3}, {3});
+  run({4, 2, 3}, {2, 1});
+  run({4, 1, 3}, {1, 5, 1});
+  run({300, 257}, {257});  // parallel path
+  run({300, 257}, {300, 1});
+}
+
+TEST_CASE("kernel util: ParallelFor covers the range once", "[exec][kernel_util]") {
+  for (int64_t n : {0, 1, 7, 100000, 1000003}) {
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+    ParallelFor(n, 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) hits[i]++;
+    });
+    for (int64_t i = 0; i < n; ++i) REQUIRE(hits[i] == 1);
+  }
+  // Nested regions run inline.
+  std::atomic<int64_t> total{0};
+  ParallelFor(1000, 100, [&](int64_t b, int64_t e) {
+    ParallelFor(1000, 100, [&](int64_t b2, int64_t e2) { total += (e - b) * (e2 - b2); });
+  });
+  CHECK(total == 1000 * 1000);
+  CHECK(NumThreads() >= 1);
+}
+
+TEST_CASE("kernel util: dtype dispatch and element conversion", "[exec][kernel_util]") {
+  DataType seen = DataType::kUndefined;
+  CHECK(DispatchFloat(DataType::kFloat16, [&](auto tag) { seen = DataTypeOf<typename decltype(tag)::type>(); }).ok());
+  CHECK(seen == DataType::kFloat16);
+  Status s = DispatchFloat(DataType::kInt64, [&](auto) {});
+  CHECK(s.code() == ErrorCode::kUnsupported);
+  CHECK(s.message() == "unsupported data type 'int64'");
+  CHECK(DispatchAll(DataType::kBool, [&](auto tag) -> Status {
+          seen = DataTypeOf<typename decltype(tag)::type>();
+          return Status::Ok();
+        }).ok());
+  CHECK(seen == DataType::kBool);
+  CHECK(DispatchNumeric(DataType::kUint16, [&](auto tag) { seen = DataTypeOf<typename decltype(tag)::type>(); }).ok());
+  CHECK(seen == DataType::kUint16);
+  int size = 0;
+  CHECK(DispatchBySize(DataType::kBfloat16, [&](auto tag) { size = sizeof(typename decltype(tag)::type); }).ok());
+  CHECK(size == 2);
+
+  CHECK(StoreAs<Half>(1.0f).bits == 0x3c00);
+  CHECK(StoreAs<BFloat16>(1.0).bits == 0x3f80);
+  CHECK(Load(Half{0x3c00}) == 1.0f);
+  CHECK(Load(BFloat16{0xc040}) == -3.0f);
+  CHECK(StoreAs<bool>(0.5f) == true);
+  CHECK(StoreAs<int32_t>(-2.7) == -2);
+  static_assert(std::is_same_v<ComputeType<Half>, float>);
+  static_assert(std::is_same_v<ComputeType<double>, double>);
+
+  Tensor h(DataType::kFloat16, {3});
+  FromFloatVector({0.5f, -1.0f, 0.1f}, h);
+  CHECK(h.data<uint16_t>()[2] == 0x2e66);
+  CHECK(ToFloatVector(h) == std::vector<float>{0.5f, -1.0f, 0.0999755859375f});
+}
+
+TEST_CASE("kernel util: Gemm matches hand arithmetic", "[exec][kernel_util]") {
+  // A = [[1,2,3],[4,5,6]], B = [[1,0],[0,1],[1,1]] -> A*B = [[4,5],[10,11]].
+  const float a[] = {1, 2, 3, 4, 5, 6};
+  const float b[] = {1, 0, 0, 1, 1, 1};
+  float c[4] = {1, 1, 1, 1};
+  Gemm(false, false, 2, 2, 3, 1.0f, a, 3, b, 2, 0.0f, c, 2);
+  CHECK(std::vector<float>(c, c + 4) == std::vector<float>{4, 5, 10, 11});
+  // A^T (A stored as [3,2] = [[1,4],[2,5],[3,6]]) times B, plus 2 * C.
+  const double at[] = {1, 4, 2, 5, 3, 6};
+  const double bd[] = {1, 0, 0, 1, 1, 1};
+  double cd[4] = {1, 1, 1, 1};
+  Gemm(true, false, 2, 2, 3, 1.0, at, 2, bd, 2, 2.0, cd, 2);
+  CHECK(std::vector<double>(cd, cd + 4) == std::vector<double>{6, 7, 12, 13});
+}
+
+}  // namespace
+}  // namespace memopt

@@ -1,0 +1,189 @@
+// Helpers private to the math kernels (matmul, gemm, conv, pool, norm, softmax, loss):
+// views of floating tensors in their compute type (float for float/float16/bfloat16, double for
+// double), convolution/pooling window geometry, and the per-file registration functions that
+// RegisterMathKernels calls.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "exec/kernel.h"
+#include "exec/kernels/kernel_util.h"
+#include "exec/tensor.h"
+
+namespace memopt::math {
+
+/// The floating types the math kernels accept for their main input.
+inline std::vector<DataType> FloatTypes() {
+  return {DataType::kFloat, DataType::kDouble, DataType::kFloat16, DataType::kBfloat16};
+}
+
+inline bool IsFloatFamily(DataType t) {
+  return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 || t == DataType::kBfloat16;
+}
+
+/// True when output i exists and the kernel has allocated it.
+inline bool HasOutput(const KernelContext& ctx, int i) {
+  return i >= 0 && i < static_cast<int>(ctx.outputs.size()) && ctx.outputs[i].defined();
+}
+
+/// Status with code kUnsupported that names the node ("node 'x' (Op): unsupported data type 'int8'").
+Status UnsupportedDtype(const KernelContext& ctx, DataType t, const std::string& what = "input");
+
+/// Copies the elements of a floating tensor, converted, into `out` (numel entries).
+template <typename C>
+void ConvertFloating(const Tensor& t, C* out) {
+  const int64_t n = t.numel();
+  switch (t.dtype()) {
+    case DataType::kFloat: {
+      const float* p = t.data<float>();
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(p[i]);
+      break;
+    }
+    case DataType::kDouble: {
+      const double* p = t.data<double>();
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(p[i]);
+      break;
+    }
+    case DataType::kFloat16: {
+      const Half* p = t.data<Half>();
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(Load(p[i]));
+      break;
+    }
+    case DataType::kBfloat16: {
+      const BFloat16* p = t.data<BFloat16>();
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(Load(p[i]));
+      break;
+    }
+    default:
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(t.GetAsDouble(i));
+      break;
+  }
+}
+
+/// Read-only view of a tensor's elements as compute type C (no copy when the dtype is C).
+template <typename C>
+class InView {
+ public:
+  explicit InView(const Tensor& t) {
+    if (t.dtype() == DataTypeOf<C>()) {
+      ptr_ = t.data<C>();
+    } else {
+      owned_.resize(static_cast<size_t>(t.numel()));
+      ConvertFloating(t, owned_.data());
+      ptr_ = owned_.data();
+    }
+  }
+  InView(const InView&) = delete;
+  InView& operator=(const InView&) = delete;
+  const C* data() const { return ptr_; }
+  C operator[](int64_t i) const { return ptr_[i]; }
+
+ private:
+  std::vector<C> owned_;
+  const C* ptr_ = nullptr;
+};
+
+/// Writable view of an output tensor as compute type C; when the tensor's dtype differs, values
+/// go to a scratch buffer that is rounded into the tensor on destruction.
+template <typename C>
+class OutView {
+ public:
+  explicit OutView(Tensor& t) : t_(t) {
+    if (t.dtype() == DataTypeOf<C>()) {
+      ptr_ = t.data<C>();
+    } else {
+      owned_.assign(static_cast<size_t>(t.numel()), C(0));
+      ptr_ = owned_.data();
+    }
+  }
+  ~OutView() {
+    if (owned_.empty()) return;
+    const int64_t n = t_.numel();
+    switch (t_.dtype()) {
+      case DataType::kFloat: {
+        float* p = t_.data<float>();
+        for (int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(owned_[i]);
+        break;
+      }
+      case DataType::kDouble: {
+        double* p = t_.data<double>();
+        for (int64_t i = 0; i < n; ++i) p[i] = static_cast<double>(owned_[i]);
+        break;
+      }
+      case DataType::kFloat16: {
+        Half* p = t_.data<Half>();
+        for (int64_t i = 0; i < n; ++i) p[i] = StoreAs<Half>(owned_[i]);
+        break;
+      }
+      case DataType::kBfloat16: {
+        BFloat16* p = t_.data<BFloat16>();
+        for (int64_t i = 0; i < n; ++i) p[i] = StoreAs<BFloat16>(owned_[i]);
+        break;
+      }
+      default:
+        for (int64_t i = 0; i < n; ++i) t_.SetFromDouble(i, static_cast<double>(owned_[i]));
+        break;
+    }
+  }
+  OutView(const OutView&) = delete;
+  OutView& operator=(const OutView&) = delete;
+  C* data() { return ptr_; }
+  C& operator[](int64_t i) { return ptr_[i]; }
+
+ private:
+  Tensor& t_;
+  std::vector<C> owned_;
+  C* ptr_ = nullptr;
+};
+
+/// Calls f(TypeTag<C>{}) with C = double for double tensors and float for float/float16/bfloat16;
+/// other dtypes give an unsupported-type error naming the node.
+template <typename F>
+Status DispatchCompute(const KernelContext& ctx, DataType t, F&& f) {
+  if (t == DataType::kDouble) return f(TypeTag<double>{});
+  if (IsFloatFamily(t)) return f(TypeTag<float>{});
+  return UnsupportedDtype(ctx, t);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sliding-window geometry shared by Conv, ConvTranspose and the pools.
+
+struct WindowGeometry {
+  std::vector<int64_t> kernel;  ///< per spatial dim
+  std::vector<int64_t> strides;
+  std::vector<int64_t> dilations;
+  std::vector<int64_t> pads;  ///< begin..., end...
+  std::vector<int64_t> out;   ///< output spatial size
+};
+
+/// Reads kernel_shape (or `kernel_from_weights` when absent), strides, dilations, pads and
+/// auto_pad from the node and computes the output spatial sizes of a forward window op on
+/// `in` (spatial dims). ceil_mode applies the pooling rule (a last window that would start in
+/// the end padding is dropped).
+Expected<WindowGeometry> ForwardWindow(const KernelContext& ctx, const std::vector<int64_t>& in,
+                                       const std::vector<int64_t>& kernel_from_weights, bool ceil_mode);
+
+/// Spatial dims padded to 3 (leading 1s) so that 1-D/2-D/3-D share one loop nest.
+struct Dims3 {
+  int64_t d = 1, h = 1, w = 1;
+  int64_t size() const { return d * h * w; }
+};
+/// Pads a <=3 entry vector to 3 with `fill` in front.
+std::vector<int64_t> PadTo3(const std::vector<int64_t>& v, int64_t fill);
+
+// ---------------------------------------------------------------------------------------------
+// Registration (one per file; RegisterMathKernels in math_kernels.cc calls them all).
+
+void RegisterMatMulKernels(KernelRegistry& r);         // matmul.cc
+void RegisterGemmKernels(KernelRegistry& r);           // gemm.cc
+void RegisterConvKernels(KernelRegistry& r);           // conv.cc
+void RegisterConvTransposeKernels(KernelRegistry& r);  // conv_transpose.cc
+void RegisterPoolKernels(KernelRegistry& r);           // pool.cc
+void RegisterNormKernels(KernelRegistry& r);           // norm.cc
+void RegisterLayerNormKernels(KernelRegistry& r);      // layer_norm.cc
+void RegisterSoftmaxKernels(KernelRegistry& r);        // softmax.cc
+void RegisterLossKernels(KernelRegistry& r);           // loss.cc
+
+}  // namespace memopt::math

@@ -1,0 +1,248 @@
+// MaxPool (with Indices, storage_order, dilations, ceil_mode), AveragePool (count_include_pad),
+// LpPool, GlobalAveragePool, GlobalMaxPool, GlobalLpPool. Spatial dims 1..3.
+#include <cmath>
+#include <limits>
+
+#include "exec/kernels/math_util.h"
+
+namespace memopt::math {
+namespace {
+
+/// Window geometry padded to 3 spatial dims, plus end pads (for count_include_pad).
+struct Pool3 {
+  int64_t in[3] = {1, 1, 1};
+  int64_t out[3] = {1, 1, 1};
+  int64_t kernel[3] = {1, 1, 1};
+  int64_t stride[3] = {1, 1, 1};
+  int64_t dilation[3] = {1, 1, 1};
+  int64_t pad_begin[3] = {0, 0, 0};
+  int64_t pad_end[3] = {0, 0, 0};
+  int64_t planes = 0;  ///< N * C
+  int64_t InSize() const { return in[0] * in[1] * in[2]; }
+  int64_t OutSize() const { return out[0] * out[1] * out[2]; }
+};
+
+Expected<Pool3> Prepare(KernelContext& ctx, DataType out_dtype) {
+  const Tensor& x = ctx.input(0);
+  if (x.rank() < 3 || x.rank() > 5) {
+    return Unsupported(
+        ctx.Error("pooling supports 1-D to 3-D inputs [N, C, d1..d3], got X " + ShapeToString(x.shape())).message());
+  }
+  const std::vector<int64_t> in(x.shape().begin() + 2, x.shape().end());
+  const bool ceil_mode = ctx.node->GetInt("ceil_mode", 0) != 0;
+  MEMOPT_ASSIGN_OR_RETURN(WindowGeometry g, ForwardWindow(ctx, in, {}, ceil_mode));
+  Pool3 p;
+  const size_t sd = in.size(), off = 3 - sd;
+  for (size_t i = 0; i < sd; ++i) {
+    p.in[off + i] = in[i];
+    p.out[off + i] = g.out[i];
+    p.kernel[off + i] = g.kernel[i];
+    p.stride[off + i] = g.strides[i];
+    p.dilation[off + i] = g.dilations[i];
+    p.pad_begin[off + i] = g.pads[i];
+    p.pad_end[off + i] = g.pads[i + sd];
+  }
+  p.planes = x.dim(0) * x.dim(1);
+  std::vector<int64_t> out_shape = {x.dim(0), x.dim(1)};
+  out_shape.insert(out_shape.end(), g.out.begin(), g.out.end());
+  ctx.outputs[0] = Tensor(out_dtype, out_shape);
+  if (ctx.output_wanted(1)) ctx.outputs[1] = Tensor(DataType::kInt64, out_shape);
+  return p;
+}
+
+/// Calls visit(in_offset_within_plane, d, h, w) for every in-image position of the window of
+/// output position (od, oh, ow); returns the number of positions inside the padded extent.
+template <typename Visit>
+int64_t ForWindow(const Pool3& p, int64_t od, int64_t oh, int64_t ow, Visit&& visit) {
+  int64_t padded = 1;
+  int64_t start[3] = {od * p.stride[0] - p.pad_begin[0], oh * p.stride[1] - p.pad_begin[1],
+                      ow * p.stride[2] - p.pad_begin[2]};
+  for (int i = 0; i < 3; ++i) {
+    int64_t cnt = 0;
+    for (int64_t k = 0; k < p.kernel[i]; ++k) {
+      const int64_t pos = start[i] + k * p.dilation[i];
+      if (pos >= -p.pad_begin[i] && pos < p.in[i] + p.pad_end[i]) ++cnt;
+    }
+    padded *= cnt;
+  }
+  for (int64_t kd = 0; kd < p.kernel[0]; ++kd) {
+    const int64_t id = start[0] + kd * p.dilation[0];
+    if (id < 0 || id >= p.in[0]) continue;
+    for (int64_t kh = 0; kh < p.kernel[1]; ++kh) {
+      const int64_t ih = start[1] + kh * p.dilation[1];
+      if (ih < 0 || ih >= p.in[1]) continue;
+      for (int64_t kw = 0; kw < p.kernel[2]; ++kw) {
+        const int64_t iw = start[2] + kw * p.dilation[2];
+        if (iw < 0 || iw >= p.in[2]) continue;
+        visit((id * p.in[1] + ih) * p.in[2] + iw, id, ih, iw);
+      }
+    }
+  }
+  return padded;
+}
+
+/// Runs fn(plane, od, oh, ow, out_index) over every output position, planes in parallel.
+template <typename Fn>
+void ForOutputs(const Pool3& p, Fn&& fn) {
+  const int64_t osize = p.OutSize();
+  int64_t ksize = p.kernel[0] * p.kernel[1] * p.kernel[2];
+  ParallelFor(p.planes, osize * ksize, [&](int64_t begin, int64_t end) {
+    for (int64_t plane = begin; plane < end; ++plane) {
+      int64_t o = plane * osize;
+      for (int64_t od = 0; od < p.out[0]; ++od)
+        for (int64_t oh = 0; oh < p.out[1]; ++oh)
+          for (int64_t ow = 0; ow < p.out[2]; ++ow) fn(plane, od, oh, ow, o++);
+    }
+  });
+}
+
+Status MaxPool(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  MEMOPT_ASSIGN_OR_RETURN(Pool3 p, Prepare(ctx, x.dtype()));
+  const bool col_major = ctx.node->GetInt("storage_order", 0) != 0;
+  int64_t* indices = ctx.outputs.size() > 1 && ctx.outputs[1].defined() ? ctx.outputs[1].data<int64_t>() : nullptr;
+  Status st = DispatchNumeric(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    const T* xp = x.data<T>();
+    T* yp = ctx.outputs[0].data<T>();
+    const int64_t isize = p.InSize();
+    ForOutputs(p, [&](int64_t plane, int64_t od, int64_t oh, int64_t ow, int64_t o) {
+      const T* xs = xp + plane * isize;
+      int64_t best = -1;
+      C best_v = std::numeric_limits<C>::lowest();
+      int64_t best_d = 0, best_h = 0, best_w = 0;
+      ForWindow(p, od, oh, ow, [&](int64_t off, int64_t d, int64_t h, int64_t w) {
+        const C v = Load(xs[off]);
+        if (best < 0 || v > best_v) {
+          best = off;
+          best_v = v;
+          best_d = d;
+          best_h = h;
+          best_w = w;
+        }
+      });
+      if (best < 0) {
+        yp[o] = StoreAs<T>(std::numeric_limits<C>::lowest());
+        if (indices != nullptr) indices[o] = -1;
+        return;
+      }
+      yp[o] = xs[best];
+      if (indices != nullptr) {
+        const int64_t local = col_major ? best_d + best_h * p.in[0] + best_w * p.in[0] * p.in[1] : best;
+        indices[o] = plane * isize + local;
+      }
+    });
+  });
+  if (!st.ok()) return UnsupportedDtype(ctx, x.dtype(), "X");
+  return Status::Ok();
+}
+
+Status AveragePool(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (!IsFloatFamily(x.dtype())) return UnsupportedDtype(ctx, x.dtype(), "X");
+  MEMOPT_ASSIGN_OR_RETURN(Pool3 p, Prepare(ctx, x.dtype()));
+  const bool include_pad = ctx.node->GetInt("count_include_pad", 0) != 0;
+  return DispatchCompute(ctx, x.dtype(), [&](auto tag) -> Status {
+    using C = typename decltype(tag)::type;
+    InView<C> xv(x);
+    OutView<C> yv(ctx.outputs[0]);
+    const int64_t isize = p.InSize();
+    C* yp = yv.data();
+    ForOutputs(p, [&](int64_t plane, int64_t od, int64_t oh, int64_t ow, int64_t o) {
+      const C* xs = xv.data() + plane * isize;
+      C sum = 0;
+      int64_t count = 0;
+      const int64_t padded = ForWindow(p, od, oh, ow, [&](int64_t off, int64_t, int64_t, int64_t) {
+        sum += xs[off];
+        ++count;
+      });
+      const int64_t div = include_pad ? padded : count;
+      yp[o] = div > 0 ? sum / static_cast<C>(div) : C(0);
+    });
+    return Status::Ok();
+  });
+}
+
+Status LpPool(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (!IsFloatFamily(x.dtype())) return UnsupportedDtype(ctx, x.dtype(), "X");
+  MEMOPT_ASSIGN_OR_RETURN(Pool3 p, Prepare(ctx, x.dtype()));
+  const int64_t pw = ctx.node->GetInt("p", 2);
+  return DispatchCompute(ctx, x.dtype(), [&](auto tag) -> Status {
+    using C = typename decltype(tag)::type;
+    InView<C> xv(x);
+    OutView<C> yv(ctx.outputs[0]);
+    const int64_t isize = p.InSize();
+    const C pc = static_cast<C>(pw);
+    C* yp = yv.data();
+    ForOutputs(p, [&](int64_t plane, int64_t od, int64_t oh, int64_t ow, int64_t o) {
+      const C* xs = xv.data() + plane * isize;
+      C sum = 0;
+      ForWindow(p, od, oh, ow, [&](int64_t off, int64_t, int64_t, int64_t) { sum += std::pow(std::abs(xs[off]), pc); });
+      yp[o] = std::pow(sum, C(1) / pc);
+    });
+    return Status::Ok();
+  });
+}
+
+enum class GlobalKind { kAverage, kMax, kLp };
+
+template <GlobalKind kKind>
+Status GlobalPool(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (x.rank() < 2) return ctx.Error("X " + ShapeToString(x.shape()) + " needs rank >= 2 ([N, C, ...])");
+  if (!IsFloatFamily(x.dtype()) && !(kKind == GlobalKind::kMax && IsInteger(x.dtype()))) {
+    return UnsupportedDtype(ctx, x.dtype(), "X");
+  }
+  std::vector<int64_t> out_shape(x.shape().size(), 1);
+  out_shape[0] = x.dim(0);
+  out_shape[1] = x.dim(1);
+  ctx.outputs[0] = Tensor(x.dtype(), out_shape);
+  const int64_t planes = x.dim(0) * x.dim(1);
+  const int64_t size = ProductOf(x.shape(), 2, x.rank());
+  const int64_t pw = ctx.node->GetInt("p", 2);
+  Status st = DispatchNumeric(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = std::conditional_t<std::is_same_v<ComputeType<T>, double>, double,
+                                 std::conditional_t<std::is_floating_point_v<ComputeType<T>>, float, ComputeType<T>>>;
+    const T* xp = x.data<T>();
+    T* yp = ctx.outputs[0].data<T>();
+    ParallelFor(planes, size, [&](int64_t begin, int64_t end) {
+      for (int64_t pl = begin; pl < end; ++pl) {
+        const T* xs = xp + pl * size;
+        if constexpr (kKind == GlobalKind::kMax) {
+          C best = size > 0 ? C(Load(xs[0])) : std::numeric_limits<C>::lowest();
+          for (int64_t i = 1; i < size; ++i) best = std::max<C>(best, Load(xs[i]));
+          yp[pl] = StoreAs<T>(best);
+        } else if constexpr (kKind == GlobalKind::kAverage) {
+          double sum = 0;
+          for (int64_t i = 0; i < size; ++i) sum += static_cast<double>(Load(xs[i]));
+          yp[pl] = StoreAs<T>(static_cast<C>(size > 0 ? sum / static_cast<double>(size) : 0.0));
+        } else {
+          double sum = 0;
+          for (int64_t i = 0; i < size; ++i) sum += std::pow(std::abs(static_cast<double>(Load(xs[i]))), double(pw));
+          yp[pl] = StoreAs<T>(static_cast<C>(std::pow(sum, 1.0 / static_cast<double>(pw))));
+        }
+      }
+    });
+  });
+  if (!st.ok()) return UnsupportedDtype(ctx, x.dtype(), "X");
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterPoolKernels(KernelRegistry& r) {
+  std::vector<DataType> max_types = FloatTypes();
+  max_types.push_back(DataType::kInt8);
+  max_types.push_back(DataType::kUint8);
+  r.Register("", "MaxPool", MaxPool, max_types);
+  r.Register("", "AveragePool", AveragePool, FloatTypes());
+  r.Register("", "LpPool", LpPool, FloatTypes());
+  r.Register("", "GlobalAveragePool", GlobalPool<GlobalKind::kAverage>, FloatTypes());
+  r.Register("", "GlobalMaxPool", GlobalPool<GlobalKind::kMax>, FloatTypes());
+  r.Register("", "GlobalLpPool", GlobalPool<GlobalKind::kLp>, FloatTypes());
+}
+
+}  // namespace memopt::math

@@ -1,0 +1,206 @@
+// Gelu-family forward ops (com.microsoft Gelu, BiasGelu, FastGelu, QuickGelu) and the elementwise
+// activation gradients (GeluGrad, FastGeluGrad, BiasGeluGrad_dX, BiasFastGeluGrad_dX,
+// QuickGeluGrad, ReluGrad, SigmoidGrad, TanhGrad, LeakyReluGrad).
+// Formulas: docs ort_training_ops.md sections 2.1-2.4 and 3.1-3.6. float16/bfloat16 are computed
+// in float and rounded on store; float64 in double.
+#include <cmath>
+
+#include "exec/kernels/kernel_util.h"
+#include "exec/kernels/training_util.h"
+
+namespace memopt::training {
+namespace {
+
+// FastGelu forward uses the rounded constants of ORT's function body (section 2.3).
+constexpr double kFastGeluA = 0.797885;  // ~ sqrt(2/pi)
+constexpr double kFastGeluB = 0.035677;  // ~ 0.044715 * sqrt(2/pi)
+// FastGeluGrad uses the exact constants (section 3.4).
+constexpr double kSqrt2OverPi = 0.79788456080286535588;  // sqrt(2/pi)
+constexpr double kGeluCubic = 0.044715;
+constexpr double kSqrtHalf = 0.70710678118654752440;      // 1/sqrt(2)
+constexpr double kInvSqrt2Pi = 0.39894228040143267794;    // 1/sqrt(2*pi)
+
+template <typename C>
+C GeluValue(C x) {
+  return x * C(0.5) * (C(1) + std::erf(x * C(kSqrtHalf)));
+}
+template <typename C>
+C FastGeluValue(C x) {
+  return C(0.5) * x * (C(1) + std::tanh(C(kFastGeluA) * x + C(kFastGeluB) * x * x * x));
+}
+template <typename C>
+C Sigmoid(C v) {
+  if (v >= C(0)) return C(1) / (C(1) + std::exp(-v));
+  C e = std::exp(v);
+  return e / (C(1) + e);
+}
+template <typename C>
+C GeluGradValue(C dy, C x) {
+  C cdf = C(0.5) * (C(1) + std::erf(x * C(kSqrtHalf)));
+  C pdf = std::exp(C(-0.5) * x * x) * C(kInvSqrt2Pi);
+  return dy * (cdf + x * pdf);
+}
+template <typename C>
+C FastGeluGradValue(C dy, C x) {
+  const C a = C(kSqrt2OverPi);
+  const C b = C(3.0 * kGeluCubic * kSqrt2OverPi);
+  C x3 = x * x * x;
+  C t = std::tanh(a * (x + C(kGeluCubic) * x3));
+  return dy * C(0.5) * (C(1) + t + (C(1) - t * t) * (a * x + b * x3));
+}
+
+/// Bias input `bias_index` (optional when `optional`): checks it is float and that its length
+/// divides the main input (1-D bias along the last axis, or a same-shape bias).
+Status CheckBias(const KernelContext& ctx, int main_index, int bias_index) {
+  MEMOPT_RETURN_IF_ERROR(RequireFloatInput(ctx, bias_index, "bias"));
+  const Tensor& x = ctx.input(main_index);
+  const Tensor& b = ctx.input(bias_index);
+  bool ok = b.numel() > 0 && x.numel() % b.numel() == 0;
+  if (ok && b.rank() == 1 && x.rank() > 0) ok = b.dim(0) == x.dim(x.rank() - 1);
+  if (!ok) {
+    return ctx.Error("bias " + b.Describe() + " must be 1-D with the length of the last dim of " + x.Describe());
+  }
+  return Status::Ok();
+}
+
+/// y[i] = f(x[i] (+ bias[i % len])) for the forward activations.
+template <typename F>
+Status UnaryForward(KernelContext& ctx, int bias_index, F f) {
+  MEMOPT_RETURN_IF_ERROR(RequireFloatInput(ctx, 0, "X"));
+  const bool has_bias = bias_index >= 0 && ctx.has_input(bias_index);
+  if (has_bias) MEMOPT_RETURN_IF_ERROR(CheckBias(ctx, 0, bias_index));
+  const Tensor& x = ctx.input(0);
+  ctx.outputs[0] = Tensor(x.dtype(), x.shape());
+  return DispatchCompute(ctx, x.dtype(), [&]<typename C>() -> Status {
+    FloatIn<C> in(x);
+    FloatOut<C> out(ctx.outputs[0]);
+    const int64_t n = x.numel();
+    if (has_bias) {
+      FloatIn<C> b(ctx.input(bias_index));
+      const int64_t nb = ctx.input(bias_index).numel();
+      ParallelFor(n, 20, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) out[i] = f(in[i] + b[i % nb]);
+      });
+    } else {
+      ParallelFor(n, 20, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) out[i] = f(in[i]);
+      });
+    }
+    return Status::Ok();
+  });
+}
+
+/// dx[i] = f(dy[i], x[i] (+ bias[i % len])) for the gradient ops with inputs (dY, X[, B]).
+template <typename F>
+Status BinaryGrad(KernelContext& ctx, const char* second_name, int bias_index, F f) {
+  MEMOPT_RETURN_IF_ERROR(RequireFloatInput(ctx, 0, "dY"));
+  MEMOPT_RETURN_IF_ERROR(RequireFloatInput(ctx, 1, second_name));
+  MEMOPT_RETURN_IF_ERROR(RequireSameSize(ctx, 0, 1));
+  if (bias_index >= 0) MEMOPT_RETURN_IF_ERROR(CheckBias(ctx, 1, bias_index));
+  const Tensor& dy = ctx.input(0);
+  ctx.outputs[0] = Tensor(dy.dtype(), ctx.input(1).shape());
+  return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
+    FloatIn<C> g(dy);
+    FloatIn<C> x(ctx.input(1));
+    FloatOut<C> out(ctx.outputs[0]);
+    const int64_t n = dy.numel();
+    if (bias_index >= 0) {
+      FloatIn<C> b(ctx.input(bias_index));
+      const int64_t nb = ctx.input(bias_index).numel();
+      ParallelFor(n, 20, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) out[i] = f(g[i], x[i] + b[i % nb]);
+      });
+    } else {
+      ParallelFor(n, 20, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) out[i] = f(g[i], x[i]);
+      });
+    }
+    return Status::Ok();
+  });
+}
+
+Status GeluKernel(KernelContext& ctx) {
+  return UnaryForward(ctx, -1, [](auto x) { return GeluValue(x); });
+}
+Status BiasGeluKernel(KernelContext& ctx) {
+  MEMOPT_RETURN_IF_ERROR(RequireInput(ctx, 1, "B"));
+  return UnaryForward(ctx, 1, [](auto x) { return GeluValue(x); });
+}
+Status FastGeluKernel(KernelContext& ctx) {
+  return UnaryForward(ctx, 1, [](auto x) { return FastGeluValue(x); });
+}
+Status QuickGeluKernel(KernelContext& ctx) {
+  const double alpha = ctx.node->GetFloat("alpha", 1.702f);
+  return UnaryForward(ctx, -1, [alpha](auto x) {
+    using C = decltype(x);
+    return x * Sigmoid(C(alpha) * x);
+  });
+}
+
+Status GeluGradKernel(KernelContext& ctx) {
+  return BinaryGrad(ctx, "X", -1, [](auto dy, auto x) { return GeluGradValue(dy, x); });
+}
+Status FastGeluGradKernel(KernelContext& ctx) {
+  return BinaryGrad(ctx, "X", -1, [](auto dy, auto x) { return FastGeluGradValue(dy, x); });
+}
+Status BiasGeluGradKernel(KernelContext& ctx) {
+  return BinaryGrad(ctx, "X", 2, [](auto dy, auto x) { return GeluGradValue(dy, x); });
+}
+Status BiasFastGeluGradKernel(KernelContext& ctx) {
+  return BinaryGrad(ctx, "X", 2, [](auto dy, auto x) { return FastGeluGradValue(dy, x); });
+}
+Status QuickGeluGradKernel(KernelContext& ctx) {
+  const double alpha = ctx.node->GetFloat("alpha", 1.702f);
+  return BinaryGrad(ctx, "X", -1, [alpha](auto dy, auto x) {
+    using C = decltype(x);
+    C ax = C(alpha) * x;
+    C s = Sigmoid(ax);
+    return dy * s * (C(1) + ax * (C(1) - s));
+  });
+}
+Status ReluGradKernel(KernelContext& ctx) {
+  return BinaryGrad(ctx, "X", -1, [](auto dy, auto x) {
+    using C = decltype(x);
+    return x > C(0) ? dy : C(0);
+  });
+}
+Status SigmoidGradKernel(KernelContext& ctx) {
+  return BinaryGrad(ctx, "Y", -1, [](auto dy, auto y) {
+    using C = decltype(y);
+    return dy * y * (C(1) - y);
+  });
+}
+Status TanhGradKernel(KernelContext& ctx) {
+  return BinaryGrad(ctx, "Y", -1, [](auto dy, auto y) {
+    using C = decltype(y);
+    return dy * (C(1) - y * y);
+  });
+}
+Status LeakyReluGradKernel(KernelContext& ctx) {
+  const double alpha = ctx.node->GetFloat("alpha", 0.01f);
+  return BinaryGrad(ctx, "Y", -1, [alpha](auto dy, auto y) {
+    using C = decltype(y);
+    return y > C(0) ? dy : dy * C(alpha);
+  });
+}
+
+}  // namespace
+
+void RegisterActivationKernels(KernelRegistry& r) {
+  const auto types = FloatTypes();
+  r.Register(kMsDomain, "Gelu", GeluKernel, types);
+  r.Register(kMsDomain, "BiasGelu", BiasGeluKernel, types);
+  r.Register(kMsDomain, "FastGelu", FastGeluKernel, types);
+  r.Register(kMsDomain, "QuickGelu", QuickGeluKernel, types);
+  r.Register(kMsDomain, "GeluGrad", GeluGradKernel, types);
+  r.Register(kMsDomain, "FastGeluGrad", FastGeluGradKernel, types);
+  r.Register(kMsDomain, "BiasGeluGrad_dX", BiasGeluGradKernel, types);
+  r.Register(kMsDomain, "BiasFastGeluGrad_dX", BiasFastGeluGradKernel, types);
+  r.Register(kMsDomain, "QuickGeluGrad", QuickGeluGradKernel, types);
+  r.Register(kMsDomain, "ReluGrad", ReluGradKernel, types);
+  r.Register(kMsDomain, "SigmoidGrad", SigmoidGradKernel, types);
+  r.Register(kMsDomain, "TanhGrad", TanhGradKernel, types);
+  r.Register(kMsDomain, "LeakyReluGrad", LeakyReluGradKernel, types);
+}
+
+}  // namespace memopt::training

@@ -1,0 +1,290 @@
+// Pooling and convolution gradients (ort_training_ops.md 3.22, 3.23): MaxPoolGrad and
+// AveragePoolGrad ("" domain, since 9) and com.microsoft ConvGrad. Layout NC[spatial...].
+//
+// Pool gradients do not receive X, so dX's shape comes, as in ORT, from the statically inferred
+// shape of the node's output (KernelContext::graph): literal dims are taken as they are, N and C
+// from dY, and any other unknown spatial dim is the smallest input size that the pooling
+// attributes map onto dY's size (exact for stride 1 and for inputs the windows tile exactly).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "exec/kernels/kernel_util.h"
+#include "exec/kernels/training_util.h"
+#include "ir/graph.h"
+
+namespace memopt::training {
+namespace {
+
+struct Geometry {
+  std::vector<int64_t> in, out, kernel, strides, dilations, pad_begin, pad_end;
+};
+
+/// Reads kernel_shape/strides/dilations/pads; pads from auto_pad when `in` is known.
+Expected<Geometry> ReadGeometry(const KernelContext& ctx, size_t spatial, const std::vector<int64_t>& kernel) {
+  Geometry g;
+  g.kernel = kernel;
+  if (g.kernel.size() != spatial) {
+    return ctx.Error("kernel_shape has " + std::to_string(g.kernel.size()) + " dims for " + std::to_string(spatial) +
+                     " spatial dims");
+  }
+  g.strides = ctx.node->GetInts("strides");
+  if (g.strides.empty()) g.strides.assign(spatial, 1);
+  g.dilations = ctx.node->GetInts("dilations");
+  if (g.dilations.empty()) g.dilations.assign(spatial, 1);
+  std::vector<int64_t> pads = ctx.node->GetInts("pads");
+  if (pads.empty()) pads.assign(2 * spatial, 0);
+  if (g.strides.size() != spatial || g.dilations.size() != spatial || pads.size() != 2 * spatial) {
+    return ctx.Error("strides, dilations and pads must match the " + std::to_string(spatial) + " spatial dims");
+  }
+  for (size_t i = 0; i < spatial; ++i) {
+    if (g.strides[i] <= 0 || g.dilations[i] <= 0 || g.kernel[i] <= 0) {
+      return ctx.Error("kernel_shape, strides and dilations must be positive");
+    }
+  }
+  g.pad_begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(spatial));
+  g.pad_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(spatial), pads.end());
+  return g;
+}
+
+int64_t Extent(const Geometry& g, size_t i) { return (g.kernel[i] - 1) * g.dilations[i] + 1; }
+
+/// Sets pad_begin/pad_end for auto_pad SAME_UPPER/SAME_LOWER/VALID once g.in and g.out are known.
+void ApplyAutoPad(const std::string& auto_pad, Geometry& g) {
+  if (auto_pad == "VALID") {
+    std::fill(g.pad_begin.begin(), g.pad_begin.end(), 0);
+    std::fill(g.pad_end.begin(), g.pad_end.end(), 0);
+  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    for (size_t i = 0; i < g.in.size(); ++i) {
+      const int64_t total = std::max<int64_t>(0, (g.out[i] - 1) * g.strides[i] + Extent(g, i) - g.in[i]);
+      const int64_t small = total / 2, large = total - small;
+      g.pad_begin[i] = auto_pad == "SAME_UPPER" ? small : large;
+      g.pad_end[i] = total - g.pad_begin[i];
+    }
+  }
+}
+
+/// dX's shape for a pool gradient (see the file comment).
+Expected<std::vector<int64_t>> PoolInputShape(const KernelContext& ctx, const Tensor& dy, Geometry& g) {
+  const int64_t rank = dy.rank();
+  std::vector<int64_t> shape(static_cast<size_t>(rank), -1);
+  shape[0] = dy.dim(0);
+  shape[1] = dy.dim(1);
+  if (ctx.graph != nullptr && ctx.node->outputs[0] != kNone) {
+    const TensorInfo& info = ctx.graph->value(ctx.node->outputs[0]).info;
+    if (info.shape.has_value() && static_cast<int64_t>(info.shape->size()) == rank) {
+      for (int64_t d = 2; d < rank; ++d) {
+        if (auto v = (*info.shape)[static_cast<size_t>(d)].AsInt()) shape[static_cast<size_t>(d)] = *v;
+      }
+    }
+  }
+  const std::string auto_pad = ctx.node->GetString("auto_pad", "NOTSET");
+  for (int64_t d = 2; d < rank; ++d) {
+    const size_t i = static_cast<size_t>(d - 2);
+    int64_t& s = shape[static_cast<size_t>(d)];
+    if (s >= 0) continue;
+    const int64_t out = dy.dim(d);
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      s = (out - 1) * g.strides[i] + 1;
+    } else if (auto_pad == "VALID") {
+      s = (out - 1) * g.strides[i] + Extent(g, i);
+    } else {
+      s = std::max<int64_t>(1, (out - 1) * g.strides[i] + Extent(g, i) - g.pad_begin[i] - g.pad_end[i]);
+    }
+  }
+  g.in.assign(shape.begin() + 2, shape.end());
+  g.out.assign(dy.shape().begin() + 2, dy.shape().end());
+  ApplyAutoPad(auto_pad, g);
+  return shape;
+}
+
+// MaxPoolGrad(dY, Indices): dX.flat[Indices.flat[i]] += dY.flat[i].
+Status MaxPoolGradKernel(KernelContext& ctx) {
+  MEMOPT_RETURN_IF_ERROR(RequireFloatInput(ctx, 0, "dY"));
+  MEMOPT_RETURN_IF_ERROR(RequireInput(ctx, 1, "Indices"));
+  const Tensor& dy = ctx.input(0);
+  const Tensor& indices = ctx.input(1);
+  if (dy.rank() < 3 || indices.numel() != dy.numel()) {
+    return ctx.Error("dY " + dy.Describe() + " must be N,C,spatial... with one index per element (Indices " +
+                     indices.Describe() + ")");
+  }
+  MEMOPT_ASSIGN_OR_RETURN(Geometry g,
+                          ReadGeometry(ctx, static_cast<size_t>(dy.rank() - 2), ctx.node->GetInts("kernel_shape")));
+  MEMOPT_ASSIGN_OR_RETURN(std::vector<int64_t> shape, PoolInputShape(ctx, dy, g));
+  const int64_t total = NumElements(shape);
+  const std::vector<int64_t> idx = ReadIndices(indices);
+  for (int64_t j : idx) {
+    if (j < 0 || j >= total) {
+      return ctx.Error("index " + std::to_string(j) + " is outside X " + ShapeToString(shape) +
+                       " (give the graph a static X shape when the pooling windows do not tile X exactly)");
+    }
+  }
+  ctx.outputs[0] = Tensor(dy.dtype(), shape);
+  return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
+    FloatIn<C> gy(dy);
+    FloatOut<C> dx(ctx.outputs[0]);
+    for (size_t i = 0; i < idx.size(); ++i) dx[idx[i]] += gy[static_cast<int64_t>(i)];
+    return Status::Ok();
+  });
+}
+
+/// For every output position and kernel tap, the input spatial offset or -1 when it falls in the
+/// padding. Also the padded-window cell count per output position (for count_include_pad).
+struct TapTable {
+  int64_t out_size = 0, taps = 0;
+  std::vector<int64_t> offset;   // [out_size * taps]
+  std::vector<int64_t> padded;   // [out_size]: taps inside [-pad_begin, in + pad_end)
+};
+
+TapTable BuildTaps(const Geometry& g) {
+  TapTable t;
+  const size_t n = g.in.size();
+  t.out_size = 1;
+  t.taps = 1;
+  for (size_t i = 0; i < n; ++i) {
+    t.out_size *= g.out[i];
+    t.taps *= g.kernel[i];
+  }
+  t.offset.assign(static_cast<size_t>(t.out_size * t.taps), -1);
+  t.padded.assign(static_cast<size_t>(t.out_size), 0);
+  std::vector<int64_t> o(n, 0), k(n, 0);
+  for (int64_t oi = 0; oi < t.out_size; ++oi) {
+    std::fill(k.begin(), k.end(), 0);
+    for (int64_t ki = 0; ki < t.taps; ++ki) {
+      int64_t off = 0;
+      bool inside = true, in_pad = true;
+      for (size_t i = 0; i < n; ++i) {
+        const int64_t p = o[i] * g.strides[i] - g.pad_begin[i] + k[i] * g.dilations[i];
+        if (p < 0 || p >= g.in[i]) inside = false;
+        if (p < -g.pad_begin[i] || p >= g.in[i] + g.pad_end[i]) in_pad = false;
+        off = off * g.in[i] + p;
+      }
+      if (inside) t.offset[static_cast<size_t>(oi * t.taps + ki)] = off;
+      if (in_pad) ++t.padded[static_cast<size_t>(oi)];
+      for (size_t i = n; i-- > 0;) {
+        if (++k[i] < g.kernel[i]) break;
+        k[i] = 0;
+      }
+    }
+    for (size_t i = n; i-- > 0;) {
+      if (++o[i] < g.out[i]) break;
+      o[i] = 0;
+    }
+  }
+  return t;
+}
+
+// AveragePoolGrad(dY): each dY cell / count is added to every input cell of its window.
+Status AveragePoolGradKernel(KernelContext& ctx) {
+  MEMOPT_RETURN_IF_ERROR(RequireFloatInput(ctx, 0, "dY"));
+  const Tensor& dy = ctx.input(0);
+  if (dy.rank() < 3) return ctx.Error("dY " + dy.Describe() + " must be N,C,spatial...");
+  MEMOPT_ASSIGN_OR_RETURN(Geometry g,
+                          ReadGeometry(ctx, static_cast<size_t>(dy.rank() - 2), ctx.node->GetInts("kernel_shape")));
+  MEMOPT_ASSIGN_OR_RETURN(std::vector<int64_t> shape, PoolInputShape(ctx, dy, g));
+  const bool include_pad = ctx.node->GetInt("count_include_pad", 0) != 0;
+  const TapTable t = BuildTaps(g);
+  const int64_t planes = dy.dim(0) * dy.dim(1), in_size = ShapeProduct(shape, 2, dy.rank());
+  ctx.outputs[0] = Tensor(dy.dtype(), shape);
+  return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
+    FloatIn<C> gy(dy);
+    FloatOut<C> dx(ctx.outputs[0]);
+    for (int64_t p = 0; p < planes; ++p) {
+      C* xp = dx.data() + p * in_size;
+      for (int64_t oi = 0; oi < t.out_size; ++oi) {
+        const int64_t* offs = t.offset.data() + oi * t.taps;
+        int64_t count = 0;
+        if (include_pad) {
+          count = t.padded[static_cast<size_t>(oi)];
+        } else {
+          for (int64_t ki = 0; ki < t.taps; ++ki) count += offs[ki] >= 0 ? 1 : 0;
+        }
+        if (count == 0) continue;
+        const C v = gy[p * t.out_size + oi] / static_cast<C>(count);
+        for (int64_t ki = 0; ki < t.taps; ++ki) {
+          if (offs[ki] >= 0) xp[offs[ki]] += v;
+        }
+      }
+    }
+    return Status::Ok();
+  });
+}
+
+// ConvGrad(dY, X, W) -> dX?, dW?, dB? with the forward Conv's attributes (group, pads, strides,
+// dilations, auto_pad). Direct loops over a tap table: a reference, not a fast path.
+Status ConvGradKernel(KernelContext& ctx) {
+  MEMOPT_RETURN_IF_ERROR(RequireFloatInput(ctx, 0, "dY"));
+  MEMOPT_RETURN_IF_ERROR(RequireFloatInput(ctx, 1, "X"));
+  MEMOPT_RETURN_IF_ERROR(RequireFloatInput(ctx, 2, "W"));
+  const Tensor& dy = ctx.input(0);
+  const Tensor& x = ctx.input(1);
+  const Tensor& w = ctx.input(2);
+  const int64_t rank = x.rank();
+  if (rank < 3 || dy.rank() != rank || w.rank() != rank) {
+    return ctx.Error("dY " + dy.Describe() + ", X " + x.Describe() + " and W " + w.Describe() +
+                     " must all be N,C,spatial... of the same rank");
+  }
+  const int64_t group = ctx.node->GetInt("group", 1);
+  const int64_t n = x.dim(0), c_in = x.dim(1), m_out = w.dim(0), c_per_group = w.dim(1);
+  if (group <= 0 || c_in != c_per_group * group || m_out % group != 0 || dy.dim(1) != m_out || dy.dim(0) != n) {
+    return ctx.Error("channels of X " + x.Describe() + ", W " + w.Describe() + " and dY " + dy.Describe() +
+                     " do not match group " + std::to_string(group));
+  }
+  std::vector<int64_t> kernel = ctx.node->GetInts("kernel_shape");
+  if (kernel.empty()) kernel.assign(w.shape().begin() + 2, w.shape().end());
+  MEMOPT_ASSIGN_OR_RETURN(Geometry g, ReadGeometry(ctx, static_cast<size_t>(rank - 2), kernel));
+  g.in.assign(x.shape().begin() + 2, x.shape().end());
+  g.out.assign(dy.shape().begin() + 2, dy.shape().end());
+  ApplyAutoPad(ctx.node->GetString("auto_pad", "NOTSET"), g);
+  const TapTable t = BuildTaps(g);
+  const int64_t in_size = ShapeProduct(x.shape(), 2, rank), m_per_group = m_out / group;
+  const bool want_dx = ctx.output_wanted(0), want_dw = ctx.output_wanted(1), want_db = ctx.output_wanted(2);
+  if (want_dx) ctx.outputs[0] = Tensor(x.dtype(), x.shape());
+  if (want_dw) ctx.outputs[1] = Tensor(w.dtype(), w.shape());
+  if (want_db) ctx.outputs[2] = Tensor(dy.dtype(), {m_out});
+  return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
+    FloatIn<C> gy(dy);
+    FloatIn<C> xin(x);
+    FloatIn<C> win(w);
+    std::vector<double> dx(want_dx ? static_cast<size_t>(x.numel()) : 0);
+    std::vector<double> dw(want_dw ? static_cast<size_t>(w.numel()) : 0);
+    std::vector<double> db(want_db ? static_cast<size_t>(m_out) : 0);
+    for (int64_t b = 0; b < n; ++b) {
+      for (int64_t m = 0; m < m_out; ++m) {
+        const int64_t gi = m / m_per_group;
+        const C* gyp = gy.data() + (b * m_out + m) * t.out_size;
+        for (int64_t oi = 0; oi < t.out_size; ++oi) {
+          const double gv = gyp[oi];
+          if (want_db) db[static_cast<size_t>(m)] += gv;
+          if (gv == 0) continue;
+          const int64_t* offs = t.offset.data() + oi * t.taps;
+          for (int64_t c = 0; c < c_per_group; ++c) {
+            const int64_t xc = (b * c_in + gi * c_per_group + c) * in_size;
+            const int64_t wc = (m * c_per_group + c) * t.taps;
+            for (int64_t ki = 0; ki < t.taps; ++ki) {
+              if (offs[ki] < 0) continue;
+              if (want_dx) dx[static_cast<size_t>(xc + offs[ki])] += gv * static_cast<double>(win[wc + ki]);
+              if (want_dw) dw[static_cast<size_t>(wc + ki)] += gv * static_cast<double>(xin[xc + offs[ki]]);
+            }
+          }
+        }
+      }
+    }
+    if (want_dx) StoreFromCompute(dx.data(), ctx.outputs[0]);
+    if (want_dw) StoreFromCompute(dw.data(), ctx.outputs[1]);
+    if (want_db) StoreFromCompute(db.data(), ctx.outputs[2]);
+    return Status::Ok();
+  });
+}
+
+}  // namespace
+
+void RegisterPoolGradKernels(KernelRegistry& r) {
+  const auto types = FloatTypes();
+  r.Register("", "MaxPoolGrad", MaxPoolGradKernel, types);
+  r.Register("", "AveragePoolGrad", AveragePoolGradKernel, types);
+  r.Register(kMsDomain, "ConvGrad", ConvGradKernel, types);
+  r.Register("", "ConvGrad", ConvGradKernel, types);  // older ORT registered it in the ONNX domain (v9)
+}
+
+}  // namespace memopt::training

@@ -1,0 +1,208 @@
+// Helpers shared by the training / fused-op kernel files (kernels/training_*.cc): the per-file
+// registration functions, float-type dispatch (float16/bfloat16 computed in float, float64 in
+// double) and small input readers. Private to those files; general helpers live in kernel_util.h.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "exec/half.h"
+#include "exec/kernel.h"
+#include "exec/tensor.h"
+#include "util/status.h"
+
+namespace memopt::training {
+
+inline constexpr const char* kMsDomain = "com.microsoft";
+
+// One registration function per file; RegisterTrainingKernels (training_register.cc) calls them.
+void RegisterActivationKernels(KernelRegistry& r);  // training_activations_grad.cc
+void RegisterSoftmaxGradKernels(KernelRegistry& r);  // training_softmax_grad.cc
+void RegisterNormGradKernels(KernelRegistry& r);     // training_norm_grad.cc
+void RegisterDropoutKernels(KernelRegistry& r);      // training_dropout.cc
+void RegisterLossGradKernels(KernelRegistry& r);     // training_loss_grad.cc
+void RegisterShapeGradKernels(KernelRegistry& r);    // training_shape_grad.cc
+void RegisterPoolGradKernels(KernelRegistry& r);     // training_pool_grad.cc
+void RegisterAccumKernels(KernelRegistry& r);        // training_accum.cc
+
+/// float, double, float16, bfloat16 (ORT's type set F4).
+std::vector<DataType> FloatTypes();
+bool IsFloatType(DataType t);
+
+/// Error unless input i is present.
+Status RequireInput(const KernelContext& ctx, int i, const char* what);
+/// Error unless input i is present and float-typed (F4).
+Status RequireFloatInput(const KernelContext& ctx, int i, const char* what);
+/// Error unless inputs a and b have the same number of elements.
+Status RequireSameSize(const KernelContext& ctx, int a, int b);
+
+/// Element 0 of a numeric or bool tensor (a scalar input such as ratio or training_mode).
+double ScalarAsDouble(const Tensor& t);
+/// Optional scalar input i, or `def` when absent.
+double OptionalScalar(const KernelContext& ctx, int i, double def);
+
+/// Axis normalised to [0, rank) (negative counts from the end), or an error naming the node.
+Expected<int64_t> AxisOrError(const KernelContext& ctx, int64_t axis, int64_t rank);
+/// Product of shape[begin:end).
+int64_t ShapeProduct(const std::vector<int64_t>& shape, int64_t begin, int64_t end);
+
+/// Writes `v` into a fresh [1] (or scalar when shape is empty) bool tensor.
+Tensor MakeBool(bool v, std::vector<int64_t> shape);
+
+template <typename C>
+constexpr DataType ComputeDataType() {
+  static_assert(std::is_same_v<C, float> || std::is_same_v<C, double>);
+  return std::is_same_v<C, float> ? DataType::kFloat : DataType::kDouble;
+}
+
+/// Converts the elements of any numeric tensor to C (float16/bfloat16 decoded).
+template <typename C>
+void ConvertToCompute(const Tensor& t, C* out) {
+  const int64_t n = t.numel();
+  switch (t.dtype()) {
+    case DataType::kFloat: {
+      const float* p = t.data<float>();
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(p[i]);
+      return;
+    }
+    case DataType::kDouble: {
+      const double* p = t.data<double>();
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(p[i]);
+      return;
+    }
+    case DataType::kFloat16: {
+      const uint16_t* p = t.data<uint16_t>();
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(Float16ToFloat(p[i]));
+      return;
+    }
+    case DataType::kBfloat16: {
+      const uint16_t* p = t.data<uint16_t>();
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(Bfloat16ToFloat(p[i]));
+      return;
+    }
+    default:
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(t.GetAsDouble(i));
+      return;
+  }
+}
+
+/// Stores C values into a float-typed tensor, rounding for float16/bfloat16.
+template <typename C>
+void StoreFromCompute(const C* in, Tensor& t) {
+  const int64_t n = t.numel();
+  switch (t.dtype()) {
+    case DataType::kFloat: {
+      float* p = t.data<float>();
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(in[i]);
+      return;
+    }
+    case DataType::kDouble: {
+      double* p = t.data<double>();
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<double>(in[i]);
+      return;
+    }
+    case DataType::kFloat16: {
+      uint16_t* p = t.data<uint16_t>();
+      for (int64_t i = 0; i < n; ++i) p[i] = FloatToFloat16(static_cast<float>(in[i]));
+      return;
+    }
+    case DataType::kBfloat16: {
+      uint16_t* p = t.data<uint16_t>();
+      for (int64_t i = 0; i < n; ++i) p[i] = FloatToBfloat16(static_cast<float>(in[i]));
+      return;
+    }
+    default:
+      for (int64_t i = 0; i < n; ++i) t.SetFromDouble(i, static_cast<double>(in[i]));
+      return;
+  }
+}
+
+/// Read access to a tensor as C values: points at the tensor's data when its type is C, otherwise
+/// at a converted copy.
+template <typename C>
+class FloatIn {
+ public:
+  explicit FloatIn(const Tensor& t) {
+    if (t.dtype() == ComputeDataType<C>()) {
+      ptr_ = t.data<C>();
+    } else {
+      buf_.resize(static_cast<size_t>(t.numel()));
+      ConvertToCompute(t, buf_.data());
+      ptr_ = buf_.data();
+    }
+  }
+  FloatIn(const FloatIn&) = delete;
+  FloatIn& operator=(const FloatIn&) = delete;
+  const C* data() const { return ptr_; }
+  C operator[](int64_t i) const { return ptr_[i]; }
+
+ private:
+  const C* ptr_ = nullptr;
+  std::vector<C> buf_;
+};
+
+/// Write access to a float-typed output as C values: writes in place when its type is C, otherwise
+/// into a staging buffer that the destructor (or Commit) rounds into the tensor.
+template <typename C>
+class FloatOut {
+ public:
+  explicit FloatOut(Tensor& t) : tensor_(&t) {
+    if (t.dtype() == ComputeDataType<C>()) {
+      ptr_ = t.data<C>();
+    } else {
+      buf_.assign(static_cast<size_t>(t.numel()), C(0));
+      ptr_ = buf_.data();
+    }
+  }
+  FloatOut(const FloatOut&) = delete;
+  FloatOut& operator=(const FloatOut&) = delete;
+  ~FloatOut() { Commit(); }
+  C* data() { return ptr_; }
+  C& operator[](int64_t i) { return ptr_[i]; }
+  /// Stores staged values into the tensor (idempotent).
+  void Commit() {
+    if (!buf_.empty() && tensor_ != nullptr) StoreFromCompute(buf_.data(), *tensor_);
+    tensor_ = nullptr;
+  }
+
+ private:
+  Tensor* tensor_;
+  C* ptr_ = nullptr;
+  std::vector<C> buf_;
+};
+
+/// Calls fn.template operator()<C>() with C = double for float64 and float for float/float16/
+/// bfloat16; an error naming the node for any other type.
+template <typename Fn>
+Status DispatchCompute(const KernelContext& ctx, DataType t, Fn&& fn) {
+  switch (t) {
+    case DataType::kDouble:
+      return fn.template operator()<double>();
+    case DataType::kFloat:
+    case DataType::kFloat16:
+    case DataType::kBfloat16:
+      return fn.template operator()<float>();
+    default:
+      return ctx.Error("unsupported element type " + DataTypeName(t) +
+                       " (expected float, double, float16 or bfloat16)");
+  }
+}
+
+/// Reads an integer index tensor (int32 or int64) into int64 values.
+std::vector<int64_t> ReadIndices(const Tensor& t);
+
+/// Seed of a Dropout-family node (exec/philox.h): the `seed` attribute when present, otherwise the
+/// run seed mixed with the node's first output name (trailing "_recompute" suffixes removed, so a
+/// recompute clone without a seed attribute still draws the forward mask).
+uint64_t DropoutSeed(const KernelContext& ctx);
+/// keep[i] = 1 when element i of an n-element tensor is kept under (seed, ratio), else 0.
+void FillDropoutMask(uint64_t seed, float ratio, int64_t n, uint8_t* keep);
+/// Dropout ratio input i (default 0.5); an error unless 0 <= ratio <= 1.
+Expected<float> ReadDropoutRatio(const KernelContext& ctx, int i);
+/// 1/(1-ratio), or 0 when ratio == 1 (everything dropped).
+inline double DropoutScale(double ratio) { return ratio >= 1.0 ? 0.0 : 1.0 / (1.0 - ratio); }
+
+}  // namespace memopt::training

@@ -1,0 +1,66 @@
+// A dense CPU tensor: element type, concrete shape and a shared, 64-byte aligned buffer.
+// float16 and bfloat16 are stored as their 16-bit patterns (see exec/half.h) and computed in
+// float32; bool is one byte (0/1); strings are kept in a separate vector.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/dtype.h"
+
+namespace memopt {
+
+class Tensor {
+ public:
+  Tensor() = default;
+  /// Allocates a zero-filled tensor.
+  Tensor(DataType dtype, std::vector<int64_t> shape);
+
+  DataType dtype() const { return dtype_; }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t dim(int64_t i) const { return shape_[i]; }
+  int64_t numel() const { return numel_; }
+  /// numel * element bytes (the quantity memory accounting counts).
+  int64_t bytes() const;
+  bool defined() const { return dtype_ != DataType::kUndefined; }
+
+  void* raw() { return buffer_.get(); }
+  const void* raw() const { return buffer_.get(); }
+  template <typename T>
+  T* data() { return static_cast<T*>(raw()); }
+  template <typename T>
+  const T* data() const { return static_cast<const T*>(raw()); }
+
+  std::vector<std::string>& strings() { return strings_; }
+  const std::vector<std::string>& strings() const { return strings_; }
+
+  /// Same buffer, new shape (numel must match). Used by Reshape/Squeeze/... without copying.
+  Tensor Reshaped(std::vector<int64_t> shape) const;
+  /// Deep copy.
+  Tensor Clone() const;
+  /// Element i converted to double (any numeric type; float16/bfloat16 decoded).
+  double GetAsDouble(int64_t i) const;
+  /// Stores v into element i, converting (rounding half types, truncating ints as C++ casts).
+  void SetFromDouble(int64_t i, double v);
+  /// Elements as int64 (integer and bool tensors; float tensors are truncated).
+  std::vector<int64_t> ToInt64Vector() const;
+
+  /// "float[2, 3]"
+  std::string Describe() const;
+
+ private:
+  DataType dtype_ = DataType::kUndefined;
+  std::vector<int64_t> shape_;
+  int64_t numel_ = 0;
+  std::shared_ptr<std::byte[]> buffer_;
+  std::vector<std::string> strings_;
+};
+
+/// Row-major strides of `shape` (in elements).
+std::vector<int64_t> Strides(const std::vector<int64_t>& shape);
+int64_t NumElements(const std::vector<int64_t>& shape);
+
+}  // namespace memopt

@@ -1,0 +1,28 @@
+// TensorProto <-> Tensor, and the `--inputs DIR/*.pb` convention of memopt run.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include <onnx/onnx_pb.h>
+
+#include "exec/tensor.h"
+#include "ir/graph.h"
+#include "util/status.h"
+
+namespace memopt {
+
+Expected<Tensor> TensorFromProto(const onnx::TensorProto& proto, const std::string& base_dir = ".");
+onnx::TensorProto TensorToProto(const Tensor& tensor, const std::string& name);
+Expected<Tensor> ReadTensorFile(const std::string& path, std::string* name = nullptr);
+Status WriteTensorFile(const std::string& path, const Tensor& tensor, const std::string& name);
+
+/// The `--inputs DIR` convention: every DIR/*.pb (sorted by file name) is a TensorProto; one whose
+/// name is a graph input binds to it by name, else a file named input_<i>.pb binds to
+/// graph.inputs[i]. A file matching neither, or two files for one input, is an error naming them.
+Expected<std::map<std::string, Tensor>> ReadInputDir(const std::string& dir, const Graph& graph);
+
+/// File name for a saved output: the value name with '/' and ':' replaced by '_', plus ".pb".
+std::string OutputFileName(const std::string& value_name);
+
+}  // namespace memopt

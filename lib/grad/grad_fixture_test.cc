@@ -1,0 +1,136 @@
+// `memopt grad` + the CPU executor against PyTorch autograd, on the fixtures that
+// scripts/export_torch_fixtures.py wrote to tests/data/grad_fixtures (models exported with
+// torch.onnx.export, inputs, and torch's parameter gradients). No Python is needed here.
+//
+// With a scalar loss the executor's YieldOp hands the loss value itself to the backward as
+// d loss (ort_training_ops.md §4.1: the incoming gradient comes from outside), so the graph
+// computes loss * d loss / d param: the test divides by the loss it ran. The MLP fixture has no
+// loss; its expected gradients are those of torch's backward with grad_output = the output.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/scan.h"
+#include "exec/tensor_io.h"
+#include "grad/grad_check_util.h"
+#include "test_data.h"
+
+namespace memopt {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Fixture {
+  std::string name;
+  fs::path dir;
+  nlohmann::json manifest;
+};
+
+std::vector<Fixture> Fixtures() {
+  std::vector<Fixture> out;
+  const fs::path root = testing::SourcePath("tests/data/grad_fixtures");
+  if (!fs::is_directory(root)) return out;
+  for (const auto& entry : fs::directory_iterator(root)) {
+    const fs::path manifest = entry.path() / "manifest.json";
+    if (!fs::exists(manifest)) continue;
+    std::ifstream in(manifest);
+    out.push_back({entry.path().filename().string(), entry.path(), nlohmann::json::parse(in)});
+  }
+  std::sort(out.begin(), out.end(), [](const Fixture& a, const Fixture& b) { return a.name < b.name; });
+  return out;
+}
+
+double MaxAbs(const Tensor& t) {
+  double m = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) m = std::max(m, std::abs(t.GetAsDouble(i)));
+  return m;
+}
+
+/// max |got / scale - want| / max(max |want|, floor). The floor (1% of the largest gradient of
+/// the model) keeps gradients that vanish mathematically, whose float32 values are rounding noise
+/// in both frameworks (e.g. a conv bias followed by batch normalization), from dividing by ~0.
+double RelativeError(const Tensor& got, const Tensor& want, double scale, double floor) {
+  double diff = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    diff = std::max(diff, std::abs(got.GetAsDouble(i) / scale - want.GetAsDouble(i)));
+  }
+  return diff / std::max(MaxAbs(want), floor);
+}
+
+TEST_CASE("grad fixtures: gradients match PyTorch autograd", "[grad][fixtures]") {
+  const std::vector<Fixture> fixtures = Fixtures();
+  REQUIRE(fixtures.size() >= 4);
+  for (const Fixture& f : fixtures) {
+    INFO("fixture " << f.name);
+    auto model = LoadModel((f.dir / "model.onnx").string());
+    INFO(model.status().message());
+    REQUIRE(model.ok());
+    auto result = BuildGradientGraph(*model);
+    INFO(result.status().message());
+    REQUIRE(result.ok());
+    CHECK(result->unused_trainable.empty());
+    const bool has_loss = !f.manifest["loss"].is_null();
+    CHECK(result->loss == (has_loss ? f.manifest["loss"].get<std::string>() : std::string()));
+
+    auto feeds = ReadInputDir((f.dir / "inputs").string(), result->model.graph);
+    INFO(feeds.status().message());
+    REQUIRE(feeds.ok());
+    auto run = Execute(result->model, *feeds, testing::InOrder(result->model));
+    INFO(run.status().message());
+    REQUIRE(run.ok());
+    double scale = 1;
+    if (has_loss) {
+      scale = run->outputs.at(result->loss).GetAsDouble(0);
+      const double torch_loss = f.manifest["loss_value"].get<double>();
+      CHECK(std::abs(scale - torch_loss) <= 1e-5 * std::abs(torch_loss));
+    }
+    std::set<std::string> built(result->gradients.begin(), result->gradients.end());
+    std::map<std::string, Tensor> expected;
+    double largest = 0;
+    for (const auto& param : f.manifest["gradients"]) {
+      const std::string name = param.get<std::string>();
+      auto want = ReadTensorFile((f.dir / "expected" / (name + "_grad.pb")).string());
+      REQUIRE(want.ok());
+      largest = std::max(largest, MaxAbs(*want));
+      expected[name] = *want;
+    }
+    for (const auto& [name, want] : expected) {
+      INFO("parameter " << name);
+      REQUIRE(built.count(name) == 1);
+      const Tensor& got = run->outputs.at(name + "_grad");
+      REQUIRE(got.shape() == want.shape());
+      const double err = RelativeError(got, want, scale, 0.01 * largest);
+      INFO("relative error " << err);
+      CHECK(err < 1e-4);
+    }
+  }
+}
+
+TEST_CASE("grad fixtures: scan sees ORT's layers and recompute clusters", "[grad][fixtures]") {
+  for (const Fixture& f : Fixtures()) {
+    if (f.name != "gpt2_tiny" && f.name != "bert_tiny") continue;
+    INFO("fixture " << f.name);
+    auto model = LoadModel((f.dir / "model.onnx").string());
+    REQUIRE(model.ok());
+    auto result = BuildGradientGraph(*model);
+    REQUIRE(result.ok());
+    CHECK(result->fused_gelu == 2 + (f.name == "bert_tiny"));
+    auto scan = Scan(result->model.graph, ScanOptions{});
+    INFO(scan.status().message());
+    REQUIRE(scan.ok());
+    CHECK(scan->boundary.kind == Boundary::Kind::kYieldOp);
+    std::map<std::string, int> freq;
+    for (const PlanGroup& g : scan->groups) freq[g.cluster_id] = g.freq;
+    // A Gelu cluster per GELU and a Softmax cluster per layer.
+    CHECK(freq["Gelu+"] == result->fused_gelu);  // BERT's MLM head has a third
+    bool softmax = false;
+    for (const auto& [cluster, n] : freq) softmax = softmax || (cluster.find("Softmax+") != std::string::npos && n == 2);
+    CHECK(softmax);
+    if (f.name == "gpt2_tiny") CHECK(scan->layer_boundaries.size() == 2);  // pre-LN blocks
+  }
+}
+
+}  // namespace
+}  // namespace memopt

@@ -1,0 +1,234 @@
+#include "grad/grad_selection.h"
+
+#include <algorithm>
+#include <queue>
+#include <regex>
+#include <set>
+
+#include "grad/grad_context.h"
+
+namespace memopt::grad {
+
+bool CarriesGradient(const Graph& graph, ValueId v) {
+  return v != kNone && graph.value(v).info.is_tensor && IsDifferentiableType(graph.value(v).info.dtype);
+}
+
+bool IsStopEdge(const Node& node, int i) {
+  const GradRuleInfo* info = FindGradRule(node);
+  if (info == nullptr) return false;
+  return std::find(info->stop_inputs.begin(), info->stop_inputs.end(), i) != info->stop_inputs.end();
+}
+
+Expected<std::vector<NodeId>> TopologicalOrder(const Graph& graph) {
+  const size_t n = graph.nodes.size();
+  std::vector<int> pending(n, 0);
+  std::vector<std::vector<NodeId>> users(n);
+  for (const Node& node : graph.nodes) {
+    std::set<NodeId> producers;
+    for (ValueId v : node.inputs) {
+      if (v != kNone && graph.value(v).producer != kNone) producers.insert(graph.value(v).producer);
+    }
+    for (NodeId p : producers) {
+      ++pending[node.id];
+      users[p].push_back(node.id);
+    }
+  }
+  std::priority_queue<NodeId, std::vector<NodeId>, std::greater<>> ready;
+  for (size_t i = 0; i < n; ++i) {
+    if (pending[i] == 0) ready.push(static_cast<NodeId>(i));
+  }
+  std::vector<NodeId> order;
+  order.reserve(n);
+  while (!ready.empty()) {
+    const NodeId id = ready.top();
+    ready.pop();
+    order.push_back(id);
+    for (NodeId u : users[id]) {
+      if (--pending[u] == 0) ready.push(u);
+    }
+  }
+  if (order.size() != n) {
+    for (size_t i = 0; i < n; ++i) {
+      if (pending[i] > 0) return InvalidInput("the graph has a cycle through node " + graph.nodes[i].Describe());
+    }
+  }
+  return order;
+}
+
+namespace {
+
+bool IsScalar(const TensorInfo& info) {
+  if (!info.shape) return false;
+  auto n = NumElements(*info.shape).AsInt();
+  return n && *n == 1;
+}
+
+Expected<std::optional<std::regex>> Compile(const std::string& pattern, const char* flag) {
+  if (pattern.empty()) return std::optional<std::regex>();
+  try {
+    return std::optional<std::regex>(std::regex(pattern, std::regex::ECMAScript));
+  } catch (const std::regex_error& e) {
+    return UsageError(std::string(flag) + " '" + pattern + "' is not a valid regular expression: " + e.what());
+  }
+}
+
+Status SelectOutputs(const Graph& graph, const GradOptions& options, GradSelection& s) {
+  s.yield_inputs = graph.outputs;
+  std::vector<std::string> names;
+  for (ValueId v : graph.outputs) names.push_back(graph.value(v).name);
+  if (!options.loss.empty()) {
+    auto it = std::find(names.begin(), names.end(), options.loss);
+    if (it == names.end()) {
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      std::string message = "--loss '" + options.loss + "' is not a graph output (outputs: " + list + ")";
+      const std::string close = ClosestMatch(options.loss, names);
+      if (!close.empty()) message += "; did you mean '" + close + "'?";
+      return UsageError(message);
+    }
+    const int index = static_cast<int>(it - names.begin());
+    if (!CarriesGradient(graph, graph.outputs[index])) {
+      return InvalidInput("--loss '" + options.loss + "' has element type " +
+                          DataTypeName(graph.value(graph.outputs[index]).info.dtype) + "; the loss must be a float tensor");
+    }
+    s.loss = options.loss;
+    s.seeded = {index};
+    return Status::Ok();
+  }
+  std::vector<int> scalars;
+  for (size_t i = 0; i < graph.outputs.size(); ++i) {
+    const ValueId v = graph.outputs[i];
+    if (CarriesGradient(graph, v) && IsScalar(graph.value(v).info)) scalars.push_back(static_cast<int>(i));
+  }
+  if (scalars.size() > 1) {
+    std::string list;
+    for (int i : scalars) list += (list.empty() ? "'" : ", '") + names[i] + "'";
+    return UsageError("the model has several scalar float outputs (" + list + "); choose the loss with --loss");
+  }
+  if (scalars.size() == 1) {
+    s.loss = names[scalars[0]];
+    s.seeded = scalars;
+    return Status::Ok();
+  }
+  std::set<ValueId> seen;
+  for (size_t i = 0; i < graph.outputs.size(); ++i) {
+    const ValueId v = graph.outputs[i];
+    if (CarriesGradient(graph, v) && seen.insert(v).second) s.seeded.push_back(static_cast<int>(i));
+  }
+  return Status::Ok();
+}
+
+Status SelectTrainable(const Graph& graph, const GradOptions& options, GradSelection& s) {
+  MEMOPT_ASSIGN_OR_RETURN(auto trainable, Compile(options.trainable, "--trainable"));
+  MEMOPT_ASSIGN_OR_RETURN(auto frozen, Compile(options.frozen, "--frozen"));
+  auto wanted = [&](const std::string& name, bool by_default) {
+    if (frozen && std::regex_search(name, *frozen)) return false;
+    if (trainable) return std::regex_search(name, *trainable);
+    return by_default;
+  };
+  for (ValueId v : graph.inputs) {
+    const Value& value = graph.value(v);
+    if (value.initializer || !CarriesGradient(graph, v)) continue;
+    if (wanted(value.name, false)) s.trainable.push_back(v);
+  }
+  std::vector<ValueId> inits;
+  for (size_t i = 0; i < graph.values.size(); ++i) {
+    const Value& value = graph.values[i];
+    if (value.initializer && !value.initializer->is_sparse && IsDifferentiableType(value.initializer->dtype)) {
+      inits.push_back(static_cast<ValueId>(i));
+    }
+  }
+  std::sort(inits.begin(), inits.end(), [&](ValueId a, ValueId b) {
+    return graph.value(a).initializer->file_offset < graph.value(b).initializer->file_offset;
+  });
+  for (ValueId v : inits) {
+    if (wanted(graph.value(v).name, true)) s.trainable.push_back(v);
+  }
+  if (s.trainable.empty()) {
+    return InvalidInput(options.trainable.empty() && options.frozen.empty()
+                            ? "the model has no float initializers to train; name trainable graph inputs with --trainable"
+                            : "--trainable/--frozen leave no trainable tensor");
+  }
+  return Status::Ok();
+}
+
+void Reach(const Graph& graph, GradSelection& s) {
+  const size_t nv = graph.values.size();
+  s.forward_reach.assign(nv, 0);
+  s.backward_need.assign(nv, 0);
+  s.differentiated.assign(graph.nodes.size(), 0);
+  for (ValueId v : s.trainable) s.forward_reach[v] = 1;
+  for (NodeId n : s.topo_order) {
+    const Node& node = graph.node(n);
+    bool reached = false;
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const ValueId v = node.inputs[i];
+      if (v != kNone && s.forward_reach[v] && CarriesGradient(graph, v) && !IsStopEdge(node, static_cast<int>(i))) {
+        reached = true;
+      }
+    }
+    if (!reached) continue;
+    for (ValueId v : node.outputs) {
+      if (CarriesGradient(graph, v)) s.forward_reach[v] = 1;
+    }
+  }
+  // Seeds that no trainable tensor reaches get no gradient.
+  std::vector<int> seeded;
+  for (int i : s.seeded) {
+    if (s.forward_reach[s.yield_inputs[i]]) seeded.push_back(i);
+  }
+  s.seeded = seeded;
+  for (int i : s.seeded) s.backward_need[s.yield_inputs[i]] = 1;
+  for (auto it = s.topo_order.rbegin(); it != s.topo_order.rend(); ++it) {
+    const Node& node = graph.node(*it);
+    bool needed = false;
+    for (ValueId v : node.outputs) {
+      if (v != kNone && s.backward_need[v] && s.forward_reach[v]) needed = true;
+    }
+    if (!needed) continue;
+    bool has_input = false;
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const ValueId v = node.inputs[i];
+      if (v == kNone || !CarriesGradient(graph, v) || IsStopEdge(node, static_cast<int>(i))) continue;
+      s.backward_need[v] = 1;
+      has_input = has_input || s.forward_reach[v];
+    }
+    s.differentiated[*it] = has_input ? 1 : 0;
+  }
+}
+
+}  // namespace
+
+Expected<GradSelection> SelectGradients(const Graph& graph, const GradOptions& options) {
+  GradSelection s;
+  MEMOPT_ASSIGN_OR_RETURN(s.topo_order, TopologicalOrder(graph));
+  MEMOPT_RETURN_IF_ERROR(SelectOutputs(graph, options, s));
+  MEMOPT_RETURN_IF_ERROR(SelectTrainable(graph, options, s));
+  Reach(graph, s);
+  if (s.seeded.empty()) {
+    if (!s.loss.empty()) {
+      return InvalidInput("the loss '" + s.loss + "' does not depend on any trainable tensor");
+    }
+    return InvalidInput("no float graph output depends on a trainable tensor; nothing to differentiate");
+  }
+  std::vector<ValueId> used;
+  for (ValueId v : s.trainable) {
+    if (s.backward_need[v]) {
+      used.push_back(v);
+      continue;
+    }
+    // Tensors read only through stop edges (BatchNormalization running statistics, a Pow
+    // exponent, Clip bounds) are not parameters: drop them silently.
+    const auto& consumers = graph.value(v).consumers;
+    bool only_stop_edges = !consumers.empty();
+    for (const auto& [node, input] : consumers) {
+      only_stop_edges = only_stop_edges && IsStopEdge(graph.node(node), input);
+    }
+    if (!only_stop_edges) s.unused_trainable.push_back(graph.value(v).name);
+  }
+  s.trainable = used;
+  if (s.trainable.empty()) return InvalidInput("no trainable tensor affects the differentiated outputs");
+  return s;
+}
+
+}  // namespace memopt::grad

@@ -1,0 +1,38 @@
+// What to differentiate: the loss (or every float output), the trainable tensors, and which
+// nodes lie on a gradient path (ort_training_ops.md §5.1): forward-reachable from a trainable
+// tensor and backward-reachable from a differentiated output, through float tensors only and
+// never through stop edges (shape / index / mask inputs).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "grad/grad_builder.h"
+#include "ir/graph.h"
+
+namespace memopt::grad {
+
+struct GradSelection {
+  std::string loss;                  ///< "" when every differentiable output is seeded
+  std::vector<ValueId> yield_inputs;  ///< the forward graph outputs, in order
+  std::vector<int> seeded;           ///< indices into yield_inputs that get an incoming gradient
+  std::vector<ValueId> trainable;    ///< trainable graph inputs (input order), then initializers
+  std::vector<std::string> unused_trainable;
+  std::vector<char> forward_reach;   ///< per value: depends on a trainable tensor (float path)
+  std::vector<char> backward_need;   ///< per value: a seeded output depends on it (float path)
+  std::vector<char> differentiated;  ///< per node
+  std::vector<NodeId> topo_order;    ///< forward nodes, topological (node-id order where free)
+};
+
+/// True when `t` carries gradients: float, double, float16, bfloat16.
+bool CarriesGradient(const Graph& graph, ValueId v);
+/// Whether input `i` of `node` is a stop edge (its rule's list).
+bool IsStopEdge(const Node& node, int i);
+
+/// Topological order of the graph's nodes; error naming a node on a cycle.
+Expected<std::vector<NodeId>> TopologicalOrder(const Graph& graph);
+
+/// Chooses loss, seeds and trainable tensors and computes the reachability sets.
+Expected<GradSelection> SelectGradients(const Graph& graph, const GradOptions& options);
+
+}  // namespace memopt::grad

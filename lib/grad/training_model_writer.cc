@@ -1,0 +1,309 @@
+#include "grad/training_model_writer.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/mapped_file.h"
+#include "io/wire_reader.h"
+
+namespace memopt {
+namespace {
+
+namespace fs = std::filesystem;
+using wire::Reader;
+using wire::WireType;
+
+constexpr uint32_t kModelGraph = 7, kModelOpsetImport = 8;
+constexpr uint32_t kGraphNode = 1, kGraphOutput = 12, kGraphValueInfo = 13;
+constexpr uint32_t kValueInfoName = 1;
+constexpr uint32_t kOpsetDomain = 1;
+
+void PutVarint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7F) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+/// A length-delimited field: tag, length, payload.
+std::string LengthField(uint32_t number, const std::string& payload) {
+  std::string out;
+  PutVarint(out, (static_cast<uint64_t>(number) << 3) | 2);
+  PutVarint(out, payload.size());
+  out += payload;
+  return out;
+}
+
+std::string Serialize(const google::protobuf::MessageLite& m) {
+  std::string s;
+  m.SerializeToString(&s);
+  return s;
+}
+
+/// The string sub-field `number` of a message field (e.g. a ValueInfoProto's name).
+std::string StringSubField(const wire::Field& field, uint32_t number) {
+  Reader r = Reader::Sub(field);
+  wire::Field f;
+  while (r.Next(f)) {
+    if (f.number == number && f.type == WireType::kLengthDelimited) return std::string(f.AsString());
+  }
+  return "";
+}
+
+class Sink {
+ public:
+  ~Sink() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!tmp_.empty()) ::unlink(tmp_.c_str());
+  }
+  Status Open(const std::string& target) {
+    target_ = target;
+    fs::path path(target);
+    fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+    std::string tmpl = (dir / ("." + path.filename().string() + ".tmp.XXXXXX")).string();
+    fd_ = mkstemp(tmpl.data());
+    if (fd_ < 0) return Error();
+    tmp_ = tmpl;
+    return Status::Ok();
+  }
+  Status Write(const void* data, uint64_t size) {
+    const char* p = static_cast<const char*>(data);
+    written_ += size;
+    while (size > 0) {
+      const ssize_t n = ::write(fd_, p, std::min<uint64_t>(size, 1u << 30));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return Error();
+      }
+      p += n;
+      size -= static_cast<uint64_t>(n);
+    }
+    return Status::Ok();
+  }
+  Status Write(const std::string& s) { return Write(s.data(), s.size()); }
+  Status Commit() {
+    if (::fsync(fd_) != 0 || ::close(fd_) != 0) {
+      fd_ = -1;
+      return Error();
+    }
+    fd_ = -1;
+    ::chmod(tmp_.c_str(), 0644);
+    if (std::rename(tmp_.c_str(), target_.c_str()) != 0) return Error();
+    tmp_.clear();
+    return Status::Ok();
+  }
+  uint64_t written() const { return written_; }
+
+ private:
+  Status Error() const { return InvalidInput("cannot write '" + target_ + "': " + std::strerror(errno)); }
+  std::string target_, tmp_;
+  int fd_ = -1;
+  uint64_t written_ = 0;
+};
+
+Status CopyExternalFiles(const Model& model, const fs::path& out_dir, std::vector<std::string>* copied) {
+  std::set<std::string> locations;
+  for (const Value& v : model.graph.values) {
+    if (v.initializer && v.initializer->storage == InitializerInfo::Storage::kExternal) {
+      locations.insert(v.initializer->external_location);
+    }
+  }
+  for (const std::string& location : locations) {
+    const fs::path from = fs::path(model.base_dir) / location, to = out_dir / location;
+    std::error_code ec;
+    if (fs::exists(to, ec) && fs::equivalent(from, to, ec)) continue;
+    if (to.has_parent_path()) fs::create_directories(to.parent_path(), ec);
+    if (!fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec)) {
+      return InvalidInput("cannot copy external data '" + from.string() + "' to '" + to.string() + "': " + ec.message());
+    }
+    copied->push_back(location);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+onnx::ValueInfoProto MakeValueInfo(const Value& value) {
+  onnx::ValueInfoProto vi;
+  vi.set_name(value.name);
+  auto* tensor = vi.mutable_type()->mutable_tensor_type();
+  tensor->set_elem_type(static_cast<int32_t>(value.info.dtype));
+  if (value.info.shape) {
+    auto* shape = tensor->mutable_shape();
+    for (const SymExpr& d : *value.info.shape) {
+      auto* dim = shape->add_dim();
+      if (auto v = d.AsInt()) {
+        dim->set_dim_value(*v);
+      } else {
+        dim->set_dim_param(d.ToString());
+      }
+    }
+  }
+  return vi;
+}
+
+Expected<TrainingModelWriteReport> WriteTrainingModel(const GradResult& result, const std::string& output_path) {
+  const Model& model = result.model;
+  const Graph& graph = model.graph;
+  if (output_path.empty()) return UsageError("output path is empty");
+  std::error_code ec;
+  if (!model.path.empty() && fs::exists(output_path, ec) && fs::equivalent(output_path, model.path, ec)) {
+    return UsageError("output '" + output_path + "' is the input model; choose another -o path");
+  }
+  const fs::path out_path(output_path);
+  const fs::path out_dir = out_path.has_parent_path() ? out_path.parent_path() : fs::path(".");
+  if (!fs::is_directory(out_dir, ec)) {
+    return InvalidInput("cannot write '" + output_path + "': folder '" + out_dir.string() + "' does not exist");
+  }
+  io::MappedFile mapped;
+  const uint8_t* data = nullptr;
+  uint64_t size = 0;
+  if (!model.path.empty()) {
+    MEMOPT_RETURN_IF_ERROR(mapped.Open(model.path));
+    data = mapped.data();
+    size = mapped.size();
+  } else if (model.source_bytes) {
+    data = reinterpret_cast<const uint8_t*>(model.source_bytes->data());
+    size = model.source_bytes->size();
+  } else {
+    return InvalidInput("the model has neither a file nor its serialized bytes; cannot write it");
+  }
+  const std::string source = model.path.empty() ? "<model bytes>" : model.path;
+  auto corrupt = [&](uint64_t at) {
+    return InvalidInput(source + ": corrupt protobuf at byte " + std::to_string(at) + "; cannot write the model");
+  };
+
+  // Pieces of the new graph: byte ranges of the input, or new bytes.
+  struct Piece {
+    uint64_t begin = 0, end = 0;  ///< a byte range of the input, or
+    std::string bytes;            ///< new bytes (when begin == end)
+    bool nodes = false;           ///< placeholder for the node list
+  };
+  std::vector<Piece> top, pieces;
+  std::map<std::string, std::pair<uint64_t, uint64_t>> old_outputs;  // name -> field range
+  std::set<std::string> opset_domains;
+  bool graph_seen = false, nodes_placed = false, outputs_placed = false;
+  size_t graph_top_index = 0, outputs_index = 0;
+  Reader r(data, size, 0);
+  wire::Field f;
+  while (r.Next(f)) {
+    if (f.number == kModelOpsetImport && f.type == WireType::kLengthDelimited) {
+      std::string domain = StringSubField(f, kOpsetDomain);
+      opset_domains.insert(domain == "ai.onnx" ? std::string() : domain);
+    }
+    if (f.number != kModelGraph) {
+      top.push_back({f.offset, r.position(), ""});  // (end_offset() excludes varint payloads)
+      continue;
+    }
+    if (f.type != WireType::kLengthDelimited) return corrupt(f.offset);
+    if (graph_seen) continue;  // a repeated graph field: protobuf merges; ours has one
+    graph_seen = true;
+    graph_top_index = top.size();
+    top.push_back({0, 0, ""});
+    Reader gr = Reader::Sub(f);
+    wire::Field gf;
+    while (gr.Next(gf)) {
+      if (gf.number == kGraphNode) {
+        if (!nodes_placed) pieces.push_back({0, 0, "", true});
+        nodes_placed = true;
+        continue;
+      }
+      if (gf.number == kGraphOutput && gf.type == WireType::kLengthDelimited) {
+        old_outputs.emplace(StringSubField(gf, kValueInfoName), std::make_pair(gf.offset, gr.position()));
+        if (!outputs_placed) {
+          outputs_index = pieces.size();
+          pieces.push_back({0, 0, ""});
+        }
+        outputs_placed = true;
+        continue;
+      }
+      pieces.push_back({gf.offset, gr.position(), ""});
+    }
+    if (gr.failed()) return corrupt(gr.error_offset());
+  }
+  if (r.failed()) return corrupt(r.error_offset());
+  if (!graph_seen) return InvalidInput(source + ": the model has no graph");
+
+  // New node list.
+  std::string nodes;
+  for (const Node& node : graph.nodes) nodes += LengthField(kGraphNode, Serialize(node.proto));
+  if (nodes_placed) {
+    for (Piece& p : pieces) {
+      if (p.nodes) p.bytes = nodes;
+    }
+  } else {
+    pieces.insert(pieces.begin(), Piece{0, 0, nodes});
+    if (outputs_placed) ++outputs_index;
+  }
+  // New outputs: kept ones byte for byte, new ones serialized.
+  std::vector<Piece> output_pieces;
+  for (ValueId v : graph.outputs) {
+    const Value& value = graph.value(v);
+    auto it = old_outputs.find(value.name);
+    if (it != old_outputs.end()) {
+      output_pieces.push_back({it->second.first, it->second.second, ""});
+    } else {
+      output_pieces.push_back({0, 0, LengthField(kGraphOutput, Serialize(MakeValueInfo(value)))});
+    }
+  }
+  if (!outputs_placed) outputs_index = pieces.size(), pieces.push_back({0, 0, ""});
+  pieces.erase(pieces.begin() + static_cast<std::ptrdiff_t>(outputs_index));
+  pieces.insert(pieces.begin() + static_cast<std::ptrdiff_t>(outputs_index), output_pieces.begin(),
+                output_pieces.end());
+  // value_info of the new tensors (known element type only; graph outputs are declared already).
+  std::string value_info;
+  for (size_t i = static_cast<size_t>(result.first_new_value); i < graph.values.size(); ++i) {
+    const Value& value = graph.values[i];
+    if (value.is_graph_output || value.info.dtype == DataType::kUndefined || value.producer == kNone) continue;
+    value_info += LengthField(kGraphValueInfo, Serialize(MakeValueInfo(value)));
+  }
+  pieces.push_back({0, 0, value_info});
+  // Opset imports the training graph needs.
+  std::string opsets;
+  for (const auto& [domain, version] : graph.opsets) {
+    if (opset_domains.count(domain)) continue;
+    onnx::OperatorSetIdProto op;
+    op.set_domain(domain);
+    op.set_version(version);
+    opsets += LengthField(kModelOpsetImport, Serialize(op));
+  }
+  top.push_back({0, 0, opsets});
+
+  uint64_t graph_payload = 0;
+  for (const Piece& p : pieces) graph_payload += p.begin == p.end ? p.bytes.size() : p.end - p.begin;
+  std::string graph_header;
+  PutVarint(graph_header, (static_cast<uint64_t>(kModelGraph) << 3) | 2);
+  PutVarint(graph_header, graph_payload);
+
+  TrainingModelWriteReport report;
+  const fs::path in_dir = fs::path(model.base_dir.empty() ? "." : model.base_dir);
+  if (!(fs::exists(in_dir, ec) && fs::equivalent(in_dir, out_dir, ec))) {
+    MEMOPT_RETURN_IF_ERROR(CopyExternalFiles(model, out_dir, &report.copied_external_files));
+  }
+  Sink sink;
+  MEMOPT_RETURN_IF_ERROR(sink.Open(output_path));
+  for (size_t t = 0; t < top.size(); ++t) {
+    const Piece& p = top[t];
+    if (t == graph_top_index) {
+      MEMOPT_RETURN_IF_ERROR(sink.Write(graph_header));
+      for (const Piece& gp : pieces) {
+        MEMOPT_RETURN_IF_ERROR(gp.begin == gp.end ? sink.Write(gp.bytes) : sink.Write(data + gp.begin, gp.end - gp.begin));
+      }
+      continue;
+    }
+    MEMOPT_RETURN_IF_ERROR(p.begin == p.end ? sink.Write(p.bytes) : sink.Write(data + p.begin, p.end - p.begin));
+  }
+  report.model_bytes = sink.written();
+  MEMOPT_RETURN_IF_ERROR(sink.Commit());
+  return report;
+}
+
+}  // namespace memopt

@@ -1,0 +1,213 @@
+#include "plan/budget_planner.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace memopt {
+namespace {
+
+std::vector<size_t> With(std::vector<size_t> set, size_t c) {
+  set.insert(std::lower_bound(set.begin(), set.end(), c), c);
+  return set;
+}
+
+std::vector<size_t> Without(std::vector<size_t> set, size_t c) {
+  set.erase(std::remove(set.begin(), set.end(), c), set.end());
+  return set;
+}
+
+bool Contains(const std::vector<size_t>& set, size_t c) { return std::binary_search(set.begin(), set.end(), c); }
+
+class Search {
+ public:
+  Search(const PlanEvaluator& evaluator, const BudgetPlanOptions& options)
+      : ev_(evaluator), budget_(options.budget_bytes), max_evaluations_(options.max_evaluations),
+        candidates_(options.candidates) {
+    std::sort(candidates_.begin(), candidates_.end());
+    candidates_.erase(std::unique(candidates_.begin(), candidates_.end()), candidates_.end());
+  }
+
+  Expected<PlanEvaluation> Eval(const std::vector<size_t>& set) {
+    ++evaluations_;
+    return ev_.Evaluate(set, /*want_curve=*/false, budget_);
+  }
+
+  bool Fits(const PlanEvaluation& e) const { return e.peak_bytes <= budget_; }
+  bool OutOfEvaluations() const { return evaluations_ >= max_evaluations_; }
+  int evaluations() const { return evaluations_; }
+  const std::vector<size_t>& candidates() const { return candidates_; }
+
+  /// Forward greedy from the empty set. Returns false when no candidate lowers the excess any more.
+  Status Greedy(std::vector<size_t>& set, PlanEvaluation& cur) {
+    while (!Fits(cur) && !OutOfEvaluations()) {
+      bool found = false;
+      double best_score = 0, best_cost = 0;
+      size_t best = 0;
+      PlanEvaluation best_eval;
+      for (size_t c : candidates_) {
+        if (Contains(set, c)) continue;
+        MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation e, Eval(With(set, c)));
+        const double gain = cur.excess - e.excess;
+        if (gain <= 0) continue;
+        const double cost = std::max(0.0, e.added_seconds - cur.added_seconds);
+        const double score = gain / (cost + 1e-15);
+        if (!found || score > best_score || (score == best_score && cost < best_cost)) {
+          found = true;
+          best_score = score;
+          best_cost = cost;
+          best = c;
+          best_eval = std::move(e);
+        }
+      }
+      if (!found) break;
+      set = With(set, best);
+      cur = std::move(best_eval);
+    }
+    return Status::Ok();
+  }
+
+  /// Drops picks the budget does not need, the most expensive (marginal cost) first.
+  Status Prune(std::vector<size_t>& set, PlanEvaluation& cur) {
+    bool changed = true;
+    while (changed && !OutOfEvaluations()) {
+      changed = false;
+      for (size_t c : ByMarginalCostDesc(set)) {
+        if (!Contains(set, c)) continue;
+        std::vector<size_t> smaller = Without(set, c);
+        MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation e, Eval(smaller));
+        if (Fits(e)) {
+          set = std::move(smaller);
+          cur = std::move(e);
+          changed = true;
+        }
+        if (OutOfEvaluations()) break;
+      }
+    }
+    return Status::Ok();
+  }
+
+  /// Replaces a pick by a cheaper candidate while the budget holds (first improvement), then
+  /// prunes again; repeats until nothing improves.
+  Status Swap(std::vector<size_t>& set, PlanEvaluation& cur) {
+    std::vector<size_t> outside_by_cost;
+    for (size_t c : candidates_) outside_by_cost.push_back(c);
+    std::sort(outside_by_cost.begin(), outside_by_cost.end(), [&](size_t a, size_t b) {
+      const double ca = ev_.CostOf({a}), cb = ev_.CostOf({b});
+      return ca != cb ? ca < cb : a < b;
+    });
+    bool improved = true;
+    while (improved && !OutOfEvaluations()) {
+      improved = false;
+      const double current = ev_.CostOf(set);
+      for (size_t c : ByMarginalCostDesc(set)) {
+        for (size_t d : outside_by_cost) {
+          if (Contains(set, d)) continue;
+          std::vector<size_t> trial = With(Without(set, c), d);
+          if (ev_.CostOf(trial) >= current * (1 - 1e-9)) continue;
+          MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation e, Eval(trial));
+          if (Fits(e)) {
+            set = std::move(trial);
+            cur = std::move(e);
+            improved = true;
+            break;
+          }
+          if (OutOfEvaluations()) return Status::Ok();
+        }
+        if (improved) break;
+      }
+      if (improved) MEMOPT_RETURN_IF_ERROR(Prune(set, cur));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  std::vector<size_t> ByMarginalCostDesc(const std::vector<size_t>& set) const {
+    const double total = ev_.CostOf(set);
+    std::vector<std::pair<double, size_t>> keyed;
+    for (size_t c : set) keyed.emplace_back(total - ev_.CostOf(Without(set, c)), c);
+    std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    std::vector<size_t> out;
+    for (const auto& [cost, c] : keyed) out.push_back(c);
+    return out;
+  }
+
+  const PlanEvaluator& ev_;
+  int64_t budget_;
+  int max_evaluations_;
+  std::vector<size_t> candidates_;
+  int evaluations_ = 0;
+};
+
+}  // namespace
+
+std::vector<size_t> BudgetCandidates(const ScanResult& scan, int level, const RewriteSpecBuilder& builder) {
+  std::set<std::string> type1_ids;
+  for (const RecomputePlan& p : scan.plans) {
+    if (p.type() == 1) type1_ids.insert(p.cluster_id);
+  }
+  std::vector<size_t> out;
+  for (size_t i = 0; i < scan.plans.size(); ++i) {
+    const RecomputePlan& p = scan.plans[i];
+    if (p.type() == 2 && (level < 2 || type1_ids.count(p.cluster_id))) continue;
+    if (!builder.Supported(i)) continue;
+    out.push_back(i);
+  }
+  return out;
+}
+
+Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const BudgetPlanOptions& options) {
+  Search search(evaluator, options);
+  BudgetPlanResult result;
+  MEMOPT_ASSIGN_OR_RETURN(result.baseline, search.Eval({}));
+  MEMOPT_ASSIGN_OR_RETURN(result.all_candidates, search.Eval(search.candidates()));
+  if (search.Fits(result.baseline)) {
+    result.met = true;
+    result.evaluation = result.baseline;
+    result.evaluations = search.evaluations();
+    return result;
+  }
+
+  // 1. Forward greedy + prune.
+  std::vector<size_t> greedy;
+  PlanEvaluation greedy_eval = result.baseline;
+  MEMOPT_RETURN_IF_ERROR(search.Greedy(greedy, greedy_eval));
+  if (search.Fits(greedy_eval)) MEMOPT_RETURN_IF_ERROR(search.Prune(greedy, greedy_eval));
+
+  // 2. Reverse pass from every candidate.
+  std::vector<size_t> reverse = search.candidates();
+  PlanEvaluation reverse_eval = result.all_candidates;
+  if (search.Fits(reverse_eval)) MEMOPT_RETURN_IF_ERROR(search.Prune(reverse, reverse_eval));
+
+  // 3. The cheaper feasible one, improved by swaps; else the lowest peak seen.
+  std::vector<size_t>* best = nullptr;
+  PlanEvaluation* best_eval = nullptr;
+  auto consider = [&](std::vector<size_t>& set, PlanEvaluation& e) {
+    if (!search.Fits(e)) return;
+    if (best == nullptr || e.added_seconds < best_eval->added_seconds ||
+        (e.added_seconds == best_eval->added_seconds && set.size() < best->size())) {
+      best = &set;
+      best_eval = &e;
+    }
+  };
+  consider(greedy, greedy_eval);
+  consider(reverse, reverse_eval);
+  if (best != nullptr) {
+    MEMOPT_RETURN_IF_ERROR(search.Swap(*best, *best_eval));
+    result.met = true;
+    result.plans = *best;
+    result.evaluation = *best_eval;
+  } else if (greedy_eval.peak_bytes <= result.all_candidates.peak_bytes) {
+    result.plans = greedy;
+    result.evaluation = greedy_eval;
+  } else {
+    result.plans = search.candidates();
+    result.evaluation = result.all_candidates;
+  }
+  result.evaluations = search.evaluations();
+  return result;
+}
+
+}  // namespace memopt

@@ -1,0 +1,48 @@
+// Chooses which recompute plans (per occurrence) to apply so that the simulated peak of the
+// rewritten training step fits a memory budget, at the least added compute (docs/plan.md,
+// "Budget planner"). Every candidate set is judged by its real effect: the rewrite is scheduled
+// and its liveness simulated (plan/plan_evaluator.h), never by summing per-plan savings.
+//
+//   1. forward greedy: repeatedly add the candidate with the best ratio of over-budget area
+//      removed (sum over steps of live bytes above the budget) to compute added, re-simulating
+//      after each pick; then drop picks the budget does not need (most expensive first);
+//   2. reverse pass: start from every candidate, drop the most expensive ones while the budget
+//      holds;
+//   3. keep the cheaper of the two, then improve it by swaps (replace a pick by a cheaper
+//      candidate, or two picks by one) while the budget holds.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "analysis/scan.h"
+#include "plan/plan_evaluator.h"
+#include "util/status.h"
+
+namespace memopt {
+
+struct BudgetPlanOptions {
+  int64_t budget_bytes = 0;
+  std::vector<size_t> candidates;  ///< indices into ScanResult::plans
+  /// Stop improving after this many evaluations (the result is still valid).
+  int max_evaluations = 200000;
+};
+
+struct BudgetPlanResult {
+  bool met = false;
+  std::vector<size_t> plans;        ///< chosen plans, ascending; the best peak found when !met
+  PlanEvaluation evaluation;        ///< of `plans`
+  PlanEvaluation baseline;          ///< no plan applied
+  PlanEvaluation all_candidates;    ///< every candidate applied
+  int evaluations = 0;
+};
+
+/// The candidates a budget plan chooses from at `level` (as `scan`'s groups: type 1 at levels 0
+/// and 1, types 1 and 2 at level 2): plans the rewrite supports, one type per cluster id (type 1
+/// wins), in ScanResult::plans order.
+std::vector<size_t> BudgetCandidates(const ScanResult& scan, int level, const RewriteSpecBuilder& builder);
+
+Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const BudgetPlanOptions& options);
+
+}  // namespace memopt

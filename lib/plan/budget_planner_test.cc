@@ -1,0 +1,143 @@
+#include "plan/budget_planner.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+
+#include <catch2/catch.hpp>
+
+#include "plan/plan_test_util.h"
+#include "test_data.h"
+
+namespace memopt {
+namespace {
+
+/// Optimum by exhaustive search: the least added compute over every subset of `candidates` whose
+/// peak fits `budget`; infinity when none does.
+double ExhaustiveOptimum(const PlanEvaluator& ev, const std::vector<size_t>& candidates, int64_t budget) {
+  REQUIRE(candidates.size() <= 16);
+  double best = std::numeric_limits<double>::infinity();
+  for (uint32_t mask = 0; mask < (1u << candidates.size()); ++mask) {
+    std::vector<size_t> pick;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (mask & (1u << i)) pick.push_back(candidates[i]);
+    }
+    const double cost = ev.CostOf(pick);
+    if (cost >= best) continue;
+    Expected<PlanEvaluation> e = ev.Evaluate(pick);
+    REQUIRE(e.ok());
+    if (e->peak_bytes <= budget) best = cost;
+  }
+  return best;
+}
+
+struct Case {
+  std::string file;
+  std::string dims;
+  int level;
+};
+
+void CompareWithExhaustive(const testing::Scanned& s, int level, size_t max_candidates) {
+  Expected<PlanEvaluator> ev = PlanEvaluator::Create(s.model.graph, s.scan, s.dims);
+  REQUIRE(ev.ok());
+  std::vector<size_t> candidates = BudgetCandidates(s.scan, level, ev->spec_builder());
+  // Keep the candidates of the entries latest in execution order (ScanResult::plans starts there).
+  if (candidates.size() > max_candidates) candidates.resize(max_candidates);
+  if (candidates.empty()) return;
+  Expected<PlanEvaluation> base = ev->Evaluate({});
+  Expected<PlanEvaluation> all = ev->Evaluate(candidates);
+  REQUIRE(base.ok());
+  REQUIRE(all.ok());
+  INFO("candidates " << candidates.size() << ", peak " << base->peak_bytes << " -> " << all->peak_bytes);
+  // Budgets between the lowest reachable peak and the unoptimized one, plus the two ends.
+  std::vector<int64_t> budgets = {all->peak_bytes, base->peak_bytes - 1};
+  for (double f : {0.1, 0.3, 0.5, 0.7, 0.9}) {
+    budgets.push_back(all->peak_bytes + static_cast<int64_t>(f * (base->peak_bytes - all->peak_bytes)));
+  }
+  for (int64_t budget : budgets) {
+    if (budget >= base->peak_bytes) continue;
+    const double optimum = ExhaustiveOptimum(*ev, candidates, budget);
+    BudgetPlanOptions options;
+    options.budget_bytes = budget;
+    options.candidates = candidates;
+    Expected<BudgetPlanResult> r = PlanForBudget(*ev, options);
+    REQUIRE(r.ok());
+    INFO("budget " << budget << " optimum cost " << optimum << " planner cost " << r->evaluation.added_seconds);
+    if (optimum == std::numeric_limits<double>::infinity()) {
+      CHECK_FALSE(r->met);
+      continue;
+    }
+    REQUIRE(r->met);
+    CHECK(r->evaluation.peak_bytes <= budget);
+    Expected<PlanEvaluation> check = ev->Evaluate(r->plans);
+    REQUIRE(check.ok());
+    CHECK(check->peak_bytes == r->evaluation.peak_bytes);
+    CHECK(r->evaluation.added_seconds <= optimum * 1.05 + 1e-15);
+  }
+}
+
+TEST_CASE("budget planner: within 5% of the exhaustive optimum on small graphs", "[plan][budget]") {
+  const std::vector<Case> cases = {
+      {"ort_recompute/recompute_gelu.onnx", "input1_dim0=64,input1_dim1=784", 1},
+      {"ort_recompute/recompute_tile.onnx", "input1_dim0=4,input1_dim1=16,query_layer_dim2=64,query_layer_dim0=4,"
+                                            "query_layer_dim1=16",
+       1},
+      {"ort_recompute/3layer_bloom_optimized_training.onnx", "inputs_input_ids_dim0=4,inputs_attention_mask_dim1=128",
+       1},
+      {"ort_recompute/3layer_bloom_optimized_training.onnx", "inputs_input_ids_dim0=4,inputs_attention_mask_dim1=128",
+       2},
+      {"ort_recompute/3layer_bloom_optimized_training.onnx", "inputs_input_ids_dim0=4,inputs_attention_mask_dim1=128",
+       0},
+      {"src:tests/data/plan/gpt2_tiny_2layer.onnx", "batch=4,seq_len=64", 1},
+      {"src:tests/data/plan/gpt2_tiny_2layer.onnx", "batch=4,seq_len=64", 0},
+  };
+  for (const Case& c : cases) {
+    std::optional<std::string> path =
+        c.file.rfind("src:", 0) == 0 ? std::optional(testing::SourcePath(c.file.substr(4))) : testing::SharedData(c.file);
+    if (!path) continue;
+    INFO(c.file << " level " << c.level);
+    testing::Scanned s = testing::ScanFile(*path, c.level, c.dims);
+    CompareWithExhaustive(s, c.level, 14);
+  }
+}
+
+TEST_CASE("budget planner: an unreachable budget reports the best peak found", "[plan][budget]") {
+  auto path = testing::SharedData("ort_recompute/3layer_bloom_optimized_training.onnx");
+  if (!path) return;
+  testing::Scanned s = testing::ScanFile(*path, 1, "inputs_input_ids_dim0=4,inputs_attention_mask_dim1=128");
+  Expected<PlanEvaluator> ev = PlanEvaluator::Create(s.model.graph, s.scan, s.dims);
+  REQUIRE(ev.ok());
+  BudgetPlanOptions options;
+  options.candidates = BudgetCandidates(s.scan, 1, ev->spec_builder());
+  options.budget_bytes = ev->weights_and_inputs_bytes();  // nothing but the weights: impossible
+  Expected<BudgetPlanResult> r = PlanForBudget(*ev, options);
+  REQUIRE(r.ok());
+  CHECK_FALSE(r->met);
+  CHECK(r->evaluation.peak_bytes < r->baseline.peak_bytes);
+  CHECK(r->evaluation.peak_bytes <= r->all_candidates.peak_bytes);
+
+  // A budget above the unoptimized peak needs no plan.
+  options.budget_bytes = r->baseline.peak_bytes;
+  Expected<BudgetPlanResult> none = PlanForBudget(*ev, options);
+  REQUIRE(none.ok());
+  CHECK(none->met);
+  CHECK(none->plans.empty());
+}
+
+TEST_CASE("budget planner: level candidates keep one type per cluster id", "[plan][budget]") {
+  auto path = testing::SharedData("ort_recompute/3layer_bloom_optimized_training.onnx");
+  if (!path) return;
+  testing::Scanned s = testing::ScanFile(*path, 2);
+  RewriteSpecBuilder builder(s.model.graph, s.scan);
+  std::vector<size_t> c1 = BudgetCandidates(s.scan, 1, builder);
+  std::vector<size_t> c2 = BudgetCandidates(s.scan, 2, builder);
+  CHECK(c2.size() >= c1.size());
+  std::map<std::string, std::set<int>> types;
+  for (size_t p : c2) types[s.scan.plans[p].cluster_id].insert(s.scan.plans[p].type());
+  for (const auto& [id, t] : types) CHECK(t.size() == 1);
+  for (size_t p : c1) CHECK(s.scan.plans[p].type() == 1);
+}
+
+}  // namespace
+}  // namespace memopt

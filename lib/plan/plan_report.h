@@ -1,0 +1,49 @@
+// Renders the outcome of a plan (memopt plan / apply): the config entries and what they match,
+// and a before/after table (peak, stashed activations, added compute, nodes), as text, Markdown
+// or JSON (schema in docs/plan.md; `peak.bytes` is the planned peak, so a plan report works as a
+// --baseline for the CI gates).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/scan.h"
+#include "plan/plan_outcome.h"
+#include "plan/selection.h"
+#include "report/table.h"
+
+namespace memopt {
+
+struct PlanReportInput {
+  std::string command = "plan";  ///< "plan" or "apply"
+  std::string model_name;
+  const Graph* graph = nullptr;        ///< the original graph
+  const ScanResult* scan = nullptr;    ///< of the original graph
+  int level = 1;
+  DimBindings dims;
+  std::string mode;                    ///< "level 1 (every type-1 plan)", "budget ...", "config mem_opt.json"
+  std::vector<std::string> config;     ///< the config strings as written
+  std::vector<EntryMatch> matches;
+  const PlanOutcome* outcome = nullptr;
+  StashedTotal original_stashed;
+  int64_t forward_flops = 0;
+  /// Budget mode: the budget and whether it was met.
+  std::optional<int64_t> budget_bytes;
+  std::string budget_text;
+  bool budget_met = true;
+  int planner_evaluations = 0;
+  int planner_candidates = 0;
+  std::string output;                  ///< the file written (-o), if any
+};
+
+std::string RenderPlanText(const PlanReportInput& in, OutputFormat format);
+nlohmann::json PlanToJson(const PlanReportInput& in);
+
+/// "1.23 GFLOP" style (SI, 3 significant digits).
+std::string HumanFlops(int64_t flops);
+
+}  // namespace memopt

@@ -1,0 +1,145 @@
+#include "plan/selection.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace memopt {
+namespace {
+
+std::string KnownClusters(const ScanResult& scan) {
+  std::set<std::string> ids;
+  for (const RecomputePlan& p : scan.plans) ids.insert(p.cluster_id + ":" + std::to_string(p.type()));
+  if (ids.empty()) return "the graph has no recompute plans";
+  std::string out = "plans in this graph:";
+  size_t shown = 0;
+  for (const std::string& id : ids) {
+    if (shown == 8) {
+      out += fmt::format(" ... ({} more)", ids.size() - shown);
+      break;
+    }
+    out += (shown ? ", " : " ") + id;
+    ++shown;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<size_t> Occurrences(const ScanResult& scan, const std::string& cluster_id, int type) {
+  std::vector<size_t> out;
+  // ScanResult::plans is in reverse execution order of the entries.
+  for (size_t i = scan.plans.size(); i-- > 0;) {
+    const RecomputePlan& p = scan.plans[i];
+    if (p.cluster_id == cluster_id && p.type() == type) out.push_back(i);
+  }
+  return out;
+}
+
+Expected<Selection> SelectPlans(const ScanResult& scan, const MemoryOptConfig& config,
+                                const SelectionOptions& options) {
+  Selection sel;
+  sel.warnings = config.warnings;
+  std::map<std::string, std::set<int>> types_of;
+  for (const RecomputePlan& p : scan.plans) types_of[p.cluster_id].insert(p.type());
+  std::vector<std::string> ids;
+  for (const auto& [id, types] : types_of) ids.push_back(id);
+
+  std::set<size_t> chosen;
+  for (const ConfigEntry& entry : config.entries) {
+    if (entry.type == 0) continue;  // type 0 matches nothing (ORT)
+    std::vector<size_t> occ = Occurrences(scan, entry.cluster_id, entry.type);
+    if (occ.empty()) {
+      std::string message;
+      auto it = types_of.find(entry.cluster_id);
+      if (it != types_of.end()) {
+        message = fmt::format("cluster '{}' has no type-{} plan in this graph (it has type {}: use \"{}:{}:-1\")",
+                              entry.cluster_id, entry.type, *it->second.begin(), entry.cluster_id,
+                              *it->second.begin());
+      } else {
+        message = fmt::format("unknown cluster id '{}'", entry.cluster_id);
+        std::string guess = ClosestMatch(entry.cluster_id, ids);
+        if (!guess.empty()) message += fmt::format("; did you mean '{}'?", guess);
+        message += fmt::format(" ({})", KnownClusters(scan));
+      }
+      message = fmt::format("element {} \"{}\": {}", entry.element, entry.text, message);
+      if (!options.lenient) return InvalidInput(message + "; --lenient ignores such entries as ONNX Runtime does");
+      sel.warnings.push_back(message + "; ignored (--lenient)");
+      continue;
+    }
+    EntryMatch match{entry.text, static_cast<int>(occ.size()), 0};
+    if (const ConfigSelector* selector = config.FindSelector(entry.cluster_id)) {
+      for (int i : selector->occurrences) {
+        if (i >= static_cast<int>(occ.size())) {
+          return InvalidInput(fmt::format(
+              "element {} \"{}\": occurrence {} does not exist: the graph has {} occurrence{} of \"{}:{}\" (0..{})",
+              selector->element, selector->text, i, occ.size(), occ.size() == 1 ? "" : "s", entry.cluster_id,
+              entry.type, occ.size() - 1));
+        }
+        chosen.insert(occ[i]);
+        ++match.applied;
+      }
+    } else {
+      size_t n = occ.size();
+      if (options.count_semantics == CountSemantics::kDocumented) {
+        if (entry.count >= 0) n = std::min<size_t>(n, static_cast<size_t>(entry.count));
+      } else if (entry.count == 0) {
+        n = occ.size() - 1;  // ORT HEAD: skips the first one met in reverse order = the last one
+      }
+      for (size_t i = 0; i < n; ++i) chosen.insert(occ[i]);
+      match.applied = static_cast<int>(n);
+    }
+    sel.matches.push_back(std::move(match));
+  }
+  for (const ConfigSelector& selector : config.selectors) {
+    const ConfigEntry* entry = config.FindEntry(selector.cluster_id);
+    if (entry == nullptr) {
+      return InvalidInput(fmt::format("element {} \"{}\": a selector needs an entry \"{}:<type>:<count>\" for the "
+                                      "same cluster id",
+                                      selector.element, selector.text, selector.cluster_id));
+    }
+  }
+  sel.plans.assign(chosen.begin(), chosen.end());
+  return sel;
+}
+
+MemoryOptConfig LevelConfig(const ScanResult& scan, std::vector<std::string>* warnings) {
+  MemoryOptConfig config;
+  for (const PlanGroup& g : scan.groups) {
+    if (config.FindEntry(g.cluster_id) != nullptr) {
+      if (warnings) {
+        warnings->push_back(fmt::format("cluster '{}' has plans of types 1 and 2; a config holds one type per "
+                                        "cluster id, so \"{}\" is left out",
+                                        g.cluster_id, g.config));
+      }
+      continue;
+    }
+    config.entries.push_back({g.cluster_id, g.type, -1, EntryString(g.cluster_id, g.type, -1), 0});
+  }
+  return config;
+}
+
+MemoryOptConfig ConfigForPlans(const ScanResult& scan, const std::vector<size_t>& plans) {
+  // (cluster, type) of each selected plan, ordered by the first selected occurrence.
+  std::set<size_t> selected(plans.begin(), plans.end());
+  MemoryOptConfig config;
+  for (size_t i = scan.plans.size(); i-- > 0;) {  // execution order
+    if (!selected.count(i)) continue;
+    const RecomputePlan& p = scan.plans[i];
+    if (config.FindEntry(p.cluster_id) != nullptr) continue;
+    std::vector<size_t> occ = Occurrences(scan, p.cluster_id, p.type());
+    std::vector<int> picked;
+    for (size_t k = 0; k < occ.size(); ++k) {
+      if (selected.count(occ[k])) picked.push_back(static_cast<int>(k));
+    }
+    config.entries.push_back({p.cluster_id, p.type(), -1, EntryString(p.cluster_id, p.type(), -1), 0});
+    if (picked.size() < occ.size()) {
+      config.selectors.push_back({p.cluster_id, picked, SelectorString(p.cluster_id, picked), 0});
+    }
+  }
+  return config;
+}
+
+}  // namespace memopt

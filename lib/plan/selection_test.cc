@@ -1,0 +1,133 @@
+#include "plan/selection.h"
+
+#include <catch2/catch.hpp>
+
+#include "plan/plan_test_util.h"
+#include "test_data.h"
+
+namespace memopt {
+namespace {
+
+/// Five stashed Neg nodes in a chain (cluster "Neg+", five occurrences) and one Sin.
+testing::Scanned Chain() {
+  Model m = testing::NamedTextModel(R"(
+    <ir_version: 8, opset_import: ["" : 15, "com.microsoft" : 1]>
+    g (float[4] x) => (float[4] g5) {
+      a1 = Neg(x)
+      a2 = Neg(a1)
+      a3 = Neg(a2)
+      a4 = Neg(a3)
+      a5 = Neg(a4)
+      s = Sin(a5)
+      y = com.microsoft.YieldOp <full_shape_outputs = [0]> (s)
+      g0 = Mul(y, s)
+      g1 = Mul(g0, a1)
+      g2 = Mul(g1, a2)
+      g3 = Mul(g2, a3)
+      g4 = Mul(g3, a4)
+      g5 = Mul(g4, a5)
+    })",
+                                    {"n1", "n2", "n3", "n4", "n5", "sin", "yield", "m0", "m1", "m2", "m3", "m4",
+                                     "m5"});
+  return testing::ScanModel(std::move(m), 0);
+}
+
+std::vector<std::string> Entries(const testing::Scanned& s, const std::vector<size_t>& plans) {
+  std::vector<std::string> names;
+  for (size_t p : plans) names.push_back(s.model.graph.nodes[s.scan.plans[p].entry].name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST_CASE("selection: count semantics, documented and ORT's", "[plan][selection]") {
+  testing::Scanned s = Chain();
+  REQUIRE(Occurrences(s.scan, "Neg+", 1).size() == 5);
+  using V = std::vector<std::string>;
+  CHECK(Entries(s, testing::Select(s, R"(["Neg+:1:-1"])")) == V{"n1", "n2", "n3", "n4", "n5"});
+  CHECK(Entries(s, testing::Select(s, R"(["Neg+:1:2"])")) == V{"n1", "n2"});
+  CHECK(Entries(s, testing::Select(s, R"(["Neg+:1:0"])")).empty());
+  CHECK(Entries(s, testing::Select(s, R"(["Neg+:1:9"])")) == V{"n1", "n2", "n3", "n4", "n5"});
+  // ORT HEAD: N >= 1 applies every occurrence, 0 all but the last one in execution order.
+  CHECK(Entries(s, testing::Select(s, R"(["Neg+:1:2"])", CountSemantics::kOrt)) == V{"n1", "n2", "n3", "n4", "n5"});
+  CHECK(Entries(s, testing::Select(s, R"(["Neg+:1:0"])", CountSemantics::kOrt)) == V{"n1", "n2", "n3", "n4"});
+  CHECK(Entries(s, testing::Select(s, R"(["Neg+:1:-1"])", CountSemantics::kOrt)).size() == 5);
+  // Type 0 matches nothing.
+  CHECK(testing::Select(s, R"(["Neg+:0:-1", "Sin+:1:-1"])") == testing::Select(s, R"(["Sin+:1:-1"])"));
+}
+
+TEST_CASE("selection: selectors pick occurrences whatever the count", "[plan][selection]") {
+  testing::Scanned s = Chain();
+  using V = std::vector<std::string>;
+  CHECK(Entries(s, testing::Select(s, R"(["Neg+:1:-1", "Neg+@0.2-3:0:0"])")) == V{"n1", "n3", "n4"});
+  CHECK(Entries(s, testing::Select(s, R"(["Neg+:1:1", "Neg+@4:0:0"])", CountSemantics::kOrt)) == V{"n5"});
+
+  Expected<MemoryOptConfig> c = ParseMemoryOptConfig(R"(["Neg+:1:-1", "Neg+@5:0:0"])", "t.json");
+  REQUIRE(c.ok());
+  Expected<Selection> bad = SelectPlans(s.scan, *c);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message() ==
+        "element 1 \"Neg+@5:0:0\": occurrence 5 does not exist: the graph has 5 occurrences of \"Neg+:1\" (0..4)");
+  c = ParseMemoryOptConfig(R"(["Neg+@1:0:0"])", "t.json");
+  REQUIRE(c.ok());
+  CHECK(SelectPlans(s.scan, *c).status().message().find("a selector needs an entry \"Neg+:<type>:<count>\"") !=
+        std::string::npos);
+}
+
+TEST_CASE("selection: unknown cluster ids are errors, or warnings with --lenient", "[plan][selection]") {
+  testing::Scanned s = Chain();
+  Expected<MemoryOptConfig> c = ParseMemoryOptConfig(R"(["Neg+:1:-1", "Ne+:1:-1"])", "t.json");
+  REQUIRE(c.ok());
+  Expected<Selection> strict = SelectPlans(s.scan, *c);
+  REQUIRE_FALSE(strict.ok());
+  CHECK(strict.status().code() == ErrorCode::kInvalidInput);
+  CHECK(strict.status().message() ==
+        "element 1 \"Ne+:1:-1\": unknown cluster id 'Ne+'; did you mean 'Neg+'? (plans in this graph: Neg+:1, "
+        "Sin+:1); --lenient ignores such entries as ONNX Runtime does");
+  SelectionOptions lenient;
+  lenient.lenient = true;
+  Expected<Selection> loose = SelectPlans(s.scan, *c, lenient);
+  REQUIRE(loose.ok());
+  CHECK(loose->plans.size() == 5);
+  REQUIRE(loose->warnings.size() == 1);
+  CHECK(loose->warnings[0].find("ignored (--lenient)") != std::string::npos);
+
+  c = ParseMemoryOptConfig(R"(["Neg+:2:-1"])", "t.json");
+  REQUIRE(c.ok());
+  CHECK(SelectPlans(s.scan, *c).status().message().find(
+            "cluster 'Neg+' has no type-2 plan in this graph (it has type 1: use \"Neg+:1:-1\")") != std::string::npos);
+}
+
+TEST_CASE("selection: configs written for plans select exactly those plans", "[plan][selection]") {
+  testing::Scanned s = Chain();
+  std::vector<size_t> neg = Occurrences(s.scan, "Neg+", 1);
+  std::vector<size_t> want = {neg[1], neg[3], neg[4], Occurrences(s.scan, "Sin+", 1)[0]};
+  std::sort(want.begin(), want.end());
+  MemoryOptConfig c = ConfigForPlans(s.scan, want);
+  CHECK(WriteMemoryOptConfig(c) == "[\n  \"Neg+:1:-1\",\n  \"Neg+@1.3-4:0:0\",\n  \"Sin+:1:-1\"\n]\n");
+  Expected<Selection> back = SelectPlans(s.scan, c);
+  REQUIRE(back.ok());
+  CHECK(back->plans == want);
+  // Without the selector (what ONNX Runtime sees) the entry applies every occurrence.
+  CHECK(testing::Select(s, R"(["Neg+:1:-1", "Sin+:1:-1"])", CountSemantics::kOrt).size() == 6u);
+}
+
+TEST_CASE("selection: level configs list every group of the scan's level", "[plan][selection]") {
+  auto path = testing::SharedData("ort_recompute/3layer_bloom_optimized_training.onnx");
+  if (!path) return;
+  for (int level : {1, 2}) {
+    testing::Scanned s = testing::ScanFile(*path, level);
+    std::vector<std::string> warnings;
+    MemoryOptConfig c = LevelConfig(s.scan, &warnings);
+    CHECK(c.entries.size() + warnings.size() == s.scan.groups.size());
+    Expected<Selection> sel = SelectPlans(s.scan, c);
+    REQUIRE(sel.ok());
+    size_t expected = 0;
+    for (const PlanGroup& g : s.scan.groups) {
+      if (c.FindEntry(g.cluster_id)->type == g.type) expected += g.plans.size();
+    }
+    CHECK(sel->plans.size() == expected);
+  }
+}
+
+}  // namespace
+}  // namespace memopt

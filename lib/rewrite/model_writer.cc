@@ -1,0 +1,394 @@
+#include "rewrite/model_writer.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <set>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "io/mapped_file.h"
+#include "io/wire_reader.h"
+
+namespace memopt {
+namespace {
+
+namespace fs = std::filesystem;
+using wire::Field;
+using wire::Reader;
+using wire::WireType;
+
+constexpr uint32_t kModelGraph = 7;
+constexpr uint32_t kGraphNode = 1, kGraphInitializer = 5;
+constexpr uint32_t kTensorRawData = 9, kTensorExternalData = 13, kTensorDataLocation = 14;
+constexpr uint64_t kExternalAlignment = 64;
+
+size_t VarintSize(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+void PutVarint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7F) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+void PutTag(std::string& out, uint32_t field, WireType type) {
+  PutVarint(out, (static_cast<uint64_t>(field) << 3) | static_cast<uint64_t>(type));
+}
+
+void PutBytesField(std::string& out, uint32_t field, std::string_view bytes) {
+  PutTag(out, field, WireType::kLengthDelimited);
+  PutVarint(out, bytes.size());
+  out.append(bytes);
+}
+
+uint64_t LengthDelimitedSize(uint32_t field, uint64_t payload) {
+  return VarintSize(static_cast<uint64_t>(field) << 3) + VarintSize(payload) + payload;
+}
+
+Status Corrupt(const std::string& path, uint64_t offset) {
+  return InvalidInput(fmt::format("{}: corrupt protobuf at byte {}; cannot rewrite the model", path, offset));
+}
+
+/// A temporary file in the target's folder, renamed over the target by Commit(); removed otherwise.
+class TempFileSink {
+ public:
+  ~TempFileSink() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!tmp_.empty()) ::unlink(tmp_.c_str());
+  }
+
+  Status Open(const std::string& target) {
+    target_ = target;
+    fs::path path(target);
+    fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+    std::string tmpl = (dir / ("." + path.filename().string() + ".tmp.XXXXXX")).string();
+    fd_ = mkstemp(tmpl.data());
+    if (fd_ < 0) return InvalidInput(fmt::format("cannot write '{}': {}", target, std::strerror(errno)));
+    tmp_ = tmpl;
+    return Status::Ok();
+  }
+
+  Status Write(const void* data, uint64_t size) {
+    const char* p = static_cast<const char*>(data);
+    written_ += size;
+    if (buffer_.size() + size < kBuffer) {
+      buffer_.append(p, size);
+      return Status::Ok();
+    }
+    MEMOPT_RETURN_IF_ERROR(Flush());
+    return WriteRaw(p, size);
+  }
+  Status Write(std::string_view s) { return Write(s.data(), s.size()); }
+
+  Status Commit() {
+    MEMOPT_RETURN_IF_ERROR(Flush());
+    if (::fsync(fd_) != 0 || ::close(fd_) != 0) {
+      fd_ = -1;
+      return InvalidInput(fmt::format("cannot write '{}': {}", target_, std::strerror(errno)));
+    }
+    fd_ = -1;
+    ::chmod(tmp_.c_str(), 0644);
+    if (std::rename(tmp_.c_str(), target_.c_str()) != 0) {
+      return InvalidInput(fmt::format("cannot write '{}': {}", target_, std::strerror(errno)));
+    }
+    tmp_.clear();
+    return Status::Ok();
+  }
+
+  uint64_t written() const { return written_; }
+
+ private:
+  static constexpr size_t kBuffer = 1 << 20;
+
+  Status Flush() {
+    Status s = WriteRaw(buffer_.data(), buffer_.size());
+    buffer_.clear();
+    return s;
+  }
+
+  Status WriteRaw(const char* p, uint64_t size) {
+    while (size > 0) {
+      ssize_t n = ::write(fd_, p, std::min<uint64_t>(size, 1u << 30));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return InvalidInput(fmt::format("cannot write '{}': {}", target_, std::strerror(errno)));
+      }
+      p += n;
+      size -= static_cast<uint64_t>(n);
+    }
+    return Status::Ok();
+  }
+
+  std::string target_, tmp_;
+  int fd_ = -1;
+  std::string buffer_;
+  uint64_t written_ = 0;
+};
+
+/// One field of the new GraphProto: copied from the input, the new node list, or an initializer
+/// rewritten to point at external data.
+struct GraphPiece {
+  enum class Kind { kCopy, kNodes, kExternalized } kind = Kind::kCopy;
+  uint64_t begin = 0, end = 0;      ///< kCopy: byte range of the whole field in the input
+  std::string replacement;          ///< kExternalized: the whole new field (tag + length + message)
+  uint64_t raw_begin = 0, raw_size = 0;  ///< kExternalized: raw_data payload in the input
+  uint64_t data_offset = 0;         ///< kExternalized: offset in the external data file
+  uint64_t size() const { return kind == Kind::kExternalized ? replacement.size() : end - begin; }
+
+  static GraphPiece Nodes() {
+    GraphPiece p;
+    p.kind = Kind::kNodes;
+    return p;
+  }
+  static GraphPiece Copy(uint64_t b, uint64_t e) {
+    GraphPiece p;
+    p.begin = b;
+    p.end = e;
+    return p;
+  }
+};
+
+/// Inline raw_data of an initializer field, when it has one and no external data.
+bool InlineRawData(const Field& tensor, uint64_t* raw_begin, uint64_t* raw_size) {
+  Reader r = Reader::Sub(tensor);
+  Field f;
+  bool found = false, external = false;
+  while (r.Next(f)) {
+    if (f.number == kTensorRawData && f.type == WireType::kLengthDelimited) {
+      found = true;
+      *raw_begin = f.data_offset;
+      *raw_size = f.size;
+    } else if (f.number == kTensorDataLocation && f.type == WireType::kVarint && f.value == 1) {
+      external = true;
+    }
+  }
+  return found && !external && !r.failed();
+}
+
+/// The initializer field rewritten: raw_data removed, external_data entries + data_location added.
+std::string ExternalizedTensorField(const Field& tensor, const uint8_t* base, const std::string& location,
+                                    uint64_t offset, uint64_t length) {
+  std::string msg;
+  Reader r = Reader::Sub(tensor);
+  Field f;
+  while (r.Next(f)) {
+    if (f.number == kTensorRawData || f.number == kTensorExternalData || f.number == kTensorDataLocation) continue;
+    msg.append(reinterpret_cast<const char*>(base + f.offset), f.end_offset() - f.offset);
+  }
+  auto entry = [&](const std::string& key, const std::string& value) {
+    std::string e;
+    PutBytesField(e, 1, key);
+    PutBytesField(e, 2, value);
+    PutBytesField(msg, kTensorExternalData, e);
+  };
+  entry("location", location);
+  entry("offset", std::to_string(offset));
+  entry("length", std::to_string(length));
+  PutTag(msg, kTensorDataLocation, WireType::kVarint);
+  PutVarint(msg, 1);
+  std::string field;
+  PutBytesField(field, kGraphInitializer, msg);
+  return field;
+}
+
+Status CopyExternalFiles(const Model& model, const fs::path& out_dir, std::vector<std::string>* copied) {
+  std::set<std::string> locations;
+  for (const Value& v : model.graph.values) {
+    if (v.initializer && v.initializer->storage == InitializerInfo::Storage::kExternal) {
+      locations.insert(v.initializer->external_location);
+    }
+  }
+  for (const std::string& location : locations) {
+    fs::path from = fs::path(model.base_dir) / location;
+    fs::path to = out_dir / location;
+    std::error_code ec;
+    if (fs::exists(to, ec) && fs::equivalent(from, to, ec)) continue;
+    if (to.has_parent_path()) fs::create_directories(to.parent_path(), ec);
+    if (!fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec)) {
+      return InvalidInput(fmt::format("cannot copy external data '{}' to '{}': {}", from.string(), to.string(),
+                                      ec.message()));
+    }
+    copied->push_back(location);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Expected<WriteModelReport> WriteModelWithNodes(const Model& model, const std::vector<std::string>& nodes,
+                                               const std::string& output_path, const WriteModelOptions& options) {
+  if (output_path.empty()) return UsageError("output path is empty");
+  std::error_code ec;
+  const std::string source_name = model.path.empty() ? std::string("<model bytes>") : model.path;
+  if (!model.path.empty() && fs::exists(output_path, ec) && fs::equivalent(output_path, model.path, ec)) {
+    return UsageError(fmt::format("output '{}' is the input model; choose another -o path", output_path));
+  }
+  fs::path out_path(output_path);
+  fs::path out_dir = out_path.has_parent_path() ? out_path.parent_path() : fs::path(".");
+  if (!fs::is_directory(out_dir, ec)) {
+    return InvalidInput(fmt::format("cannot write '{}': folder '{}' does not exist", output_path, out_dir.string()));
+  }
+
+  io::MappedFile mapped;
+  const uint8_t* data = nullptr;
+  uint64_t size = 0;
+  if (!model.path.empty()) {
+    MEMOPT_RETURN_IF_ERROR(mapped.Open(model.path));
+    data = mapped.data();
+    size = mapped.size();
+  } else if (model.source_bytes) {
+    data = reinterpret_cast<const uint8_t*>(model.source_bytes->data());
+    size = model.source_bytes->size();
+  } else {
+    return InvalidInput("the model has neither a file nor its serialized bytes; cannot write it");
+  }
+
+  // Top level: which fields to copy and where the graph goes; graph fields split into pieces.
+  struct TopPiece {
+    bool graph = false;
+    uint64_t begin = 0, end = 0;
+  };
+  std::vector<TopPiece> top;
+  std::vector<GraphPiece> pieces;
+  std::vector<Field> initializer_fields;  // parallel to pieces (valid for initializers)
+  bool graph_seen = false, nodes_placed = false;
+  {
+    Reader r(data, size, 0);
+    Field f;
+    while (r.Next(f)) {
+      if (f.number != kModelGraph) {
+        top.push_back({false, f.offset, f.end_offset()});
+        continue;
+      }
+      if (f.type != WireType::kLengthDelimited) return Corrupt(source_name, f.offset);
+      if (!graph_seen) top.push_back({true, 0, 0});
+      graph_seen = true;
+      Reader g = Reader::Sub(f);
+      Field gf;
+      while (g.Next(gf)) {
+        if (gf.number == kGraphNode) {
+          if (!nodes_placed) {
+            pieces.push_back(GraphPiece::Nodes());
+            initializer_fields.emplace_back();
+            nodes_placed = true;
+          }
+          continue;
+        }
+        pieces.push_back(GraphPiece::Copy(gf.offset, gf.end_offset()));
+        initializer_fields.push_back(gf.number == kGraphInitializer && gf.type == WireType::kLengthDelimited
+                                         ? gf
+                                         : Field{});
+      }
+      if (g.failed()) return Corrupt(source_name, g.error_offset());
+    }
+    if (r.failed()) return Corrupt(source_name, r.error_offset());
+  }
+  if (!graph_seen) return InvalidInput(fmt::format("{}: the model has no graph", source_name));
+  if (!nodes_placed) {
+    pieces.insert(pieces.begin(), GraphPiece::Nodes());
+    initializer_fields.insert(initializer_fields.begin(), Field{});
+  }
+
+  uint64_t nodes_bytes = 0;
+  for (const std::string& n : nodes) nodes_bytes += LengthDelimitedSize(kGraphNode, n.size());
+  auto graph_payload = [&] {
+    uint64_t total = 0;
+    for (const GraphPiece& p : pieces) total += p.kind == GraphPiece::Kind::kNodes ? nodes_bytes : p.size();
+    return total;
+  };
+  auto model_size = [&] {
+    uint64_t total = LengthDelimitedSize(kModelGraph, graph_payload());
+    for (const TopPiece& t : top) total += t.graph ? 0 : t.end - t.begin;
+    return total;
+  };
+
+  WriteModelReport report;
+  const std::string data_name = out_path.filename().string() + ".data";
+  if (model_size() > options.max_inline_model_bytes) {
+    uint64_t offset = 0;
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      GraphPiece& p = pieces[i];
+      const Field& f = initializer_fields[i];
+      if (p.kind != GraphPiece::Kind::kCopy || f.number != kGraphInitializer) continue;
+      uint64_t raw_begin = 0, raw_size = 0;
+      if (!InlineRawData(f, &raw_begin, &raw_size) || raw_size < options.external_min_tensor_bytes) continue;
+      offset = (offset + kExternalAlignment - 1) / kExternalAlignment * kExternalAlignment;
+      p.kind = GraphPiece::Kind::kExternalized;
+      p.replacement = ExternalizedTensorField(f, data, data_name, offset, raw_size);
+      p.raw_begin = raw_begin;
+      p.raw_size = raw_size;
+      p.data_offset = offset;
+      offset += raw_size;
+      ++report.externalized_tensors;
+      report.externalized_bytes += raw_size;
+    }
+  }
+
+  // External data of the input: referenced in place, or copied when the output is elsewhere.
+  const fs::path in_dir = fs::path(model.base_dir.empty() ? "." : model.base_dir);
+  if (!(fs::exists(in_dir, ec) && fs::equivalent(in_dir, out_dir, ec))) {
+    MEMOPT_RETURN_IF_ERROR(CopyExternalFiles(model, out_dir, &report.copied_external_files));
+  }
+
+  if (report.externalized_tensors > 0) {
+    TempFileSink data_sink;
+    MEMOPT_RETURN_IF_ERROR(data_sink.Open((out_dir / data_name).string()));
+    for (const GraphPiece& p : pieces) {
+      if (p.kind != GraphPiece::Kind::kExternalized) continue;
+      static const char kZeros[kExternalAlignment] = {};
+      if (p.data_offset > data_sink.written()) {
+        MEMOPT_RETURN_IF_ERROR(data_sink.Write(kZeros, p.data_offset - data_sink.written()));
+      }
+      MEMOPT_RETURN_IF_ERROR(data_sink.Write(data + p.raw_begin, p.raw_size));
+    }
+    MEMOPT_RETURN_IF_ERROR(data_sink.Commit());
+    report.external_data_file = data_name;
+  }
+
+  TempFileSink sink;
+  MEMOPT_RETURN_IF_ERROR(sink.Open(output_path));
+  for (const TopPiece& t : top) {
+    if (!t.graph) {
+      MEMOPT_RETURN_IF_ERROR(sink.Write(data + t.begin, t.end - t.begin));
+      continue;
+    }
+    std::string header;
+    PutTag(header, kModelGraph, WireType::kLengthDelimited);
+    PutVarint(header, graph_payload());
+    MEMOPT_RETURN_IF_ERROR(sink.Write(header));
+    for (const GraphPiece& p : pieces) {
+      switch (p.kind) {
+        case GraphPiece::Kind::kCopy: MEMOPT_RETURN_IF_ERROR(sink.Write(data + p.begin, p.end - p.begin)); break;
+        case GraphPiece::Kind::kExternalized: MEMOPT_RETURN_IF_ERROR(sink.Write(p.replacement)); break;
+        case GraphPiece::Kind::kNodes:
+          for (const std::string& n : nodes) {
+            std::string field_header;
+            PutTag(field_header, kGraphNode, WireType::kLengthDelimited);
+            PutVarint(field_header, n.size());
+            MEMOPT_RETURN_IF_ERROR(sink.Write(field_header));
+            MEMOPT_RETURN_IF_ERROR(sink.Write(n));
+          }
+          break;
+      }
+    }
+  }
+  report.model_bytes = sink.written();
+  MEMOPT_RETURN_IF_ERROR(sink.Commit());
+  return report;
+}
+
+}  // namespace memopt

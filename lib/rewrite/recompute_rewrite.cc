@@ -1,0 +1,148 @@
+#include "rewrite/recompute_rewrite.h"
+
+#include "analysis/exec_order.h"
+
+namespace memopt {
+namespace {
+
+constexpr const char* kSuffix = "_recompute";
+
+void SetProtoInputs(onnx::NodeProto& proto, const Graph& graph, const std::vector<ValueId>& inputs) {
+  proto.clear_input();
+  for (ValueId v : inputs) proto.add_input(v == kNone ? std::string() : graph.values[v].name);
+}
+
+void SetProtoOutputs(onnx::NodeProto& proto, const Graph& graph, const std::vector<ValueId>& outputs) {
+  proto.clear_output();
+  for (ValueId v : outputs) proto.add_output(v == kNone ? std::string() : graph.values[v].name);
+}
+
+}  // namespace
+
+bool IsYieldStyle(const Graph& graph, const Boundary& boundary) {
+  if (boundary.node == kNone) return false;
+  return boundary.kind == Boundary::Kind::kYieldOp ||
+         (boundary.kind == Boundary::Kind::kOverride && graph.nodes[boundary.node].op_type == "YieldOp");
+}
+
+void SetDropoutSeed(Node& node) {
+  if (node.HasAttr("seed")) return;
+  std::string out0;
+  for (int i = 0; i < node.proto.output_size(); ++i) {
+    if (!node.proto.output(i).empty()) {
+      out0 = node.proto.output(i);
+      break;
+    }
+  }
+  onnx::AttributeProto* attr = node.proto.add_attribute();
+  attr->set_name("seed");
+  attr->set_type(onnx::AttributeProto::INT);
+  attr->set_i(DropoutSeedFor(out0));
+}
+
+Expected<std::vector<NodeId>> RewriteBaseOrder(const Graph& graph, const ScanResult& scan) {
+  if (IsYieldStyle(graph, scan.boundary)) return TopologicalOrder(graph);
+  return scan.order.order;
+}
+
+RewrittenGraph MaterializeRewrite(const Graph& graph, const ScanResult& scan, const RewriteSpec& spec,
+                                  const std::vector<int32_t>& node_order, bool full) {
+  RewrittenGraph out;
+  Graph& g = out.graph;
+  g.name = graph.name;
+  g.inputs = graph.inputs;
+  g.outputs = graph.outputs;
+  g.opsets = graph.opsets;
+
+  // Values: the originals keep their ids, clone values are appended.
+  if (full) {
+    g.values = graph.values;
+    g.values.reserve(spec.num_values());
+    for (ValueId src : spec.clone_values) {
+      Value v;
+      v.name = graph.values[src].name + kSuffix;
+      v.info = graph.values[src].info;
+      v.known_values = graph.values[src].known_values;
+      g.values.push_back(std::move(v));
+    }
+  } else {
+    g.values.resize(spec.num_values());
+  }
+
+  out.new_id.assign(graph.nodes.size(), kNone);
+  out.clone_id.assign(spec.clones.size(), kNone);
+  g.nodes.resize(node_order.size());
+  std::vector<char> seeded(graph.nodes.size(), 0);
+  for (NodeId n : spec.seeded_dropouts) seeded[n] = 1;
+  for (size_t i = 0; i < node_order.size(); ++i) {
+    const int32_t ref = node_order[i];
+    const NodeId id = static_cast<NodeId>(i);
+    Node& node = g.nodes[i];
+    if (ref >= 0) {
+      out.new_id[ref] = id;
+      const Node& src = graph.nodes[ref];
+      if (full) {
+        node = src;
+        if (seeded[ref]) SetDropoutSeed(node);
+      } else {
+        node.op_type = src.op_type;
+        node.inputs = src.inputs;
+        node.outputs = src.outputs;
+      }
+      node.id = id;
+    } else {
+      const int32_t k = -ref - 1;
+      out.clone_id[k] = id;
+      const CloneSpec& clone = spec.clones[k];
+      const Node& src = graph.nodes[clone.original];
+      if (full) {
+        node = src;
+        if (seeded[clone.original]) SetDropoutSeed(node);
+        node.name = src.name + kSuffix;
+        node.proto.set_name(node.name);
+        node.proto.set_doc_string("Recompute of " + src.name);
+      } else {
+        node.op_type = src.op_type;
+      }
+      node.id = id;
+      node.inputs = clone.inputs;
+      node.outputs = clone.outputs;
+    }
+  }
+  for (const Rewire& r : spec.rewires) {
+    Node& node = g.nodes[out.new_id[r.node]];
+    node.inputs[r.slot] = r.value;
+    if (full) node.proto.set_input(r.slot, g.values[r.value].name);
+  }
+  if (full) {
+    for (NodeId id : out.clone_id) {
+      Node& node = g.nodes[id];
+      SetProtoInputs(node.proto, g, node.inputs);
+      SetProtoOutputs(node.proto, g, node.outputs);
+    }
+  }
+  g.RebuildLinks();
+
+  out.boundary = scan.boundary;
+  if (scan.boundary.node != kNone) out.boundary.node = out.new_id[scan.boundary.node];
+  return out;
+}
+
+Expected<ExecutionOrder> RewrittenExecutionOrder(const RewrittenGraph& rewritten, int32_t forward_nodes) {
+  if (IsYieldStyle(rewritten.graph, rewritten.boundary)) {
+    return MemoryEfficientOrder(rewritten.graph, rewritten.boundary);
+  }
+  std::vector<NodeId> order(rewritten.graph.nodes.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<NodeId>(i);
+  return MakeExecutionOrder(order.size(), std::move(order), forward_nodes - 1);
+}
+
+Expected<RewrittenGraph> RewriteGraph(const Graph& graph, const ScanResult& scan, const RewriteSpec& spec) {
+  MEMOPT_ASSIGN_OR_RETURN(std::vector<NodeId> base, RewriteBaseOrder(graph, scan));
+  std::vector<int32_t> node_order = RewrittenNodeOrder(graph, spec, base);
+  RewrittenGraph out = MaterializeRewrite(graph, scan, spec, node_order, /*full=*/true);
+  MEMOPT_ASSIGN_OR_RETURN(out.order, RewrittenExecutionOrder(out, scan.order.last_forward + 1));
+  return out;
+}
+
+}  // namespace memopt

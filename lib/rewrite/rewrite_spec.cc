@@ -1,0 +1,216 @@
+#include "rewrite/rewrite_spec.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace memopt {
+namespace {
+
+constexpr const char* kSuffix = "_recompute";
+
+std::string Label(const Node& node) {
+  return fmt::format("'{}' ({})", node.name.empty() ? fmt::format("{}#{}", node.op_type, node.id) : node.name,
+                     node.op_type);
+}
+
+ValueId FirstOutput(const Node& node) {
+  for (ValueId v : node.outputs) {
+    if (v != kNone) return v;
+  }
+  return kNone;
+}
+
+}  // namespace
+
+bool NeedsDropoutSeed(const Node& node) {
+  if (node.HasAttr("seed")) return false;
+  if (node.domain.empty()) {
+    return node.op_type == "Dropout" && (node.since_version == 12 || node.since_version == 13);
+  }
+  if (node.domain != "com.microsoft") return false;
+  return node.op_type == "BitmaskDropout" || node.op_type == "BiasDropout" || node.op_type == "BitmaskBiasDropout" ||
+         node.op_type == "BiasSoftmaxDropout";
+}
+
+int64_t DropoutSeedFor(const std::string& output_name) {
+  uint32_t h = 0;
+  for (char c : output_name) h = h * 101u + static_cast<unsigned char>(c);
+  return static_cast<int64_t>(h);
+}
+
+RewriteSpecBuilder::RewriteSpecBuilder(const Graph& graph, const ScanResult& scan)
+    : graph_(graph), scan_(scan), backward_(graph.nodes.size(), 0), needs_seed_(graph.nodes.size(), 0),
+      plan_error_(scan.plans.size()) {
+  for (const Node& node : graph.nodes) {
+    const int32_t pos = scan.order.position[node.id];
+    backward_[node.id] = pos > scan.order.last_forward;
+    needs_seed_[node.id] = NeedsDropoutSeed(node);
+  }
+  for (size_t p = 0; p < scan.plans.size(); ++p) {
+    for (NodeId n : scan.plans[p].subgraph) {
+      const Node& node = graph.nodes[n];
+      if (node.op_type == "PythonOp") {
+        plan_error_[p] = fmt::format("node {} is a PythonOp: memopt apply does not implement ORT's RNG-state "
+                                     "rewiring of recomputed PythonOps",
+                                     Label(node));
+        break;
+      }
+      if (FirstOutput(node) == kNone) {
+        plan_error_[p] = fmt::format("node {} has no named output to name its clone after", Label(node));
+        break;
+      }
+      auto clash = [&](ValueId v) {
+        return v != kNone && graph.FindValue(graph.values[v].name + kSuffix) != kNone;
+      };
+      for (ValueId v : node.outputs) {
+        if (clash(v)) {
+          plan_error_[p] = fmt::format("the graph already has a tensor named '{}{}' (was it rewritten before?); "
+                                       "node {} cannot be cloned under that name",
+                                       graph.values[v].name, kSuffix, Label(node));
+          break;
+        }
+      }
+      if (!plan_error_[p].empty()) break;
+      for (ValueId v : node.inputs) {
+        if (clash(v)) {
+          plan_error_[p] = fmt::format("the graph already has a tensor named '{}{}' (was it rewritten before?); "
+                                       "a clone of node {} would read it",
+                                       graph.values[v].name, kSuffix, Label(node));
+          break;
+        }
+      }
+      if (!plan_error_[p].empty()) break;
+    }
+  }
+}
+
+Expected<RewriteSpec> RewriteSpecBuilder::Build(const std::vector<size_t>& plans) const {
+  std::vector<size_t> order = plans;
+  std::sort(order.begin(), order.end());
+  order.erase(std::unique(order.begin(), order.end()), order.end());
+
+  const size_t num_values = graph_.values.size();
+  RewriteSpec spec;
+  spec.num_original_values = num_values;
+  spec.clone_of_node.assign(graph_.nodes.size(), -1);
+  std::vector<ValueId> recompute_of(num_values, kNone);
+  // Clones that read an original value (clone index, input slot), to rewire when its producer's
+  // plan is applied later.
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> clone_readers(num_values);
+
+  for (size_t p : order) {
+    if (p >= scan_.plans.size()) return InternalError(fmt::format("plan index {} out of range", p));
+    const RecomputePlan& plan = scan_.plans[p];
+    if (!plan_error_[p].empty()) {
+      return Unsupported(fmt::format("plan \"{}:{}\" of node {}: {}", plan.cluster_id, plan.type(),
+                                     Label(graph_.nodes[plan.entry]), plan_error_[p]));
+    }
+    spec.applied_plans.push_back(p);
+    for (NodeId n : plan.subgraph) {
+      const Node& node = graph_.nodes[n];
+      if (recompute_of[FirstOutput(node)] != kNone) continue;  // cloned by an earlier plan: reuse
+      if (needs_seed_[n]) spec.seeded_dropouts.push_back(n);
+      const int32_t k = static_cast<int32_t>(spec.clones.size());
+      CloneSpec clone;
+      clone.original = n;
+      clone.inputs.reserve(node.inputs.size());
+      for (size_t slot = 0; slot < node.inputs.size(); ++slot) {
+        const ValueId x = node.inputs[slot];
+        if (x == kNone) {
+          clone.inputs.push_back(kNone);
+        } else if (recompute_of[x] != kNone) {
+          clone.inputs.push_back(recompute_of[x]);
+        } else {
+          clone.inputs.push_back(x);
+          clone_readers[x].emplace_back(k, static_cast<int32_t>(slot));
+        }
+      }
+      clone.outputs.reserve(node.outputs.size());
+      for (ValueId o : node.outputs) {
+        if (o == kNone) {
+          clone.outputs.push_back(kNone);
+          continue;
+        }
+        const ValueId ext = static_cast<ValueId>(num_values + spec.clone_values.size());
+        spec.clone_values.push_back(o);
+        recompute_of[o] = ext;
+        clone.outputs.push_back(ext);
+      }
+      spec.clone_of_node[n] = k;
+      spec.clones.push_back(std::move(clone));
+    }
+
+    // Rewire the entry's backward consumers (and clones reading it) to the entry's clone.
+    const Node& entry = graph_.nodes[plan.entry];
+    const int32_t replacement = spec.clone_of_node[plan.entry];
+    if (replacement < 0) return InternalError("entry node " + Label(entry) + " was not cloned");
+    for (size_t i = 0; i < entry.outputs.size(); ++i) {
+      const ValueId o = entry.outputs[i];
+      if (o == kNone) continue;
+      const ValueId r = spec.clones[replacement].outputs[i];
+      for (const auto& [consumer, slot] : graph_.values[o].consumers) {
+        if (backward_[consumer]) spec.rewires.push_back({consumer, slot, r});
+      }
+      for (const auto& [k, slot] : clone_readers[o]) spec.clones[k].inputs[slot] = r;
+      clone_readers[o].clear();
+    }
+  }
+  std::sort(spec.seeded_dropouts.begin(), spec.seeded_dropouts.end());
+  return spec;
+}
+
+std::vector<int32_t> RewrittenNodeOrder(const Graph& graph, const RewriteSpec& spec, const std::vector<NodeId>& base) {
+  const size_t num_clones = spec.clones.size();
+  std::vector<int32_t> producer(spec.clone_values.size(), -1);  // clone value -> clone index
+  for (size_t k = 0; k < num_clones; ++k) {
+    for (ValueId v : spec.clones[k].outputs) {
+      if (v != kNone) producer[v - spec.num_original_values] = static_cast<int32_t>(k);
+    }
+  }
+  // Rewired inputs per original node, in slot order.
+  std::vector<Rewire> rewires = spec.rewires;
+  std::sort(rewires.begin(), rewires.end(),
+            [](const Rewire& a, const Rewire& b) { return std::pair(a.node, a.slot) < std::pair(b.node, b.slot); });
+  std::vector<int32_t> first_rewire(graph.nodes.size() + 1, 0);
+  for (const Rewire& r : rewires) ++first_rewire[r.node + 1];
+  for (size_t n = 0; n < graph.nodes.size(); ++n) first_rewire[n + 1] += first_rewire[n];
+
+  std::vector<int32_t> out;
+  out.reserve(base.size() + num_clones);
+  std::vector<char> emitted(num_clones, 0);
+  std::vector<std::pair<int32_t, size_t>> stack;  // (clone, next input to look at)
+  auto emit = [&](int32_t start) {
+    if (emitted[start]) return;
+    emitted[start] = 1;
+    stack.emplace_back(start, 0);
+    while (!stack.empty()) {
+      auto& [k, next] = stack.back();
+      const std::vector<ValueId>& inputs = spec.clones[k].inputs;
+      bool pushed = false;
+      while (next < inputs.size()) {
+        const ValueId v = inputs[next++];
+        if (v == kNone || !spec.IsCloneValue(v)) continue;
+        const int32_t p = producer[v - spec.num_original_values];
+        if (p < 0 || emitted[p]) continue;
+        emitted[p] = 1;
+        stack.emplace_back(p, 0);
+        pushed = true;
+        break;
+      }
+      if (pushed) continue;
+      out.push_back(-(k + 1));
+      stack.pop_back();
+    }
+  };
+  for (NodeId n : base) {
+    for (int32_t i = first_rewire[n]; i < first_rewire[n + 1]; ++i) {
+      emit(producer[rewires[i].value - spec.num_original_values]);
+    }
+    out.push_back(n);
+  }
+  for (size_t k = 0; k < num_clones; ++k) emit(static_cast<int32_t>(k));
+  return out;
+}
+
+}  // namespace memopt

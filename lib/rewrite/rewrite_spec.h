@@ -1,0 +1,97 @@
+// The recompute rewrite as index data (../shared/reference/ort_memory_optimizer.md §6.1-§6.3):
+// which nodes are cloned, what each clone reads, which backward inputs are rewired, and the node
+// order of the rewritten graph. Both the written model (rewrite/recompute_rewrite.h) and the
+// planner's fast peak simulation (plan/plan_evaluator.h) are built from the same RewriteSpec, so
+// a planned peak is the peak of exactly the graph `apply` writes.
+//
+// Semantics (ORT's, with the differences noted in docs/plan.md):
+//   * plans are applied in reverse execution order of their entry nodes (ScanResult::plans order);
+//   * per plan, each subgraph node n (execution order) is cloned unless "<n.output0>_recompute"
+//     exists already (a clone made by an earlier plan is reused);
+//   * a clone reads X_recompute for input X when that exists (a clone of this plan or of an
+//     earlier one), else X itself;
+//   * every output O of n gets a clone output "O_recompute" (omitted optional outputs stay
+//     omitted; ORT would create one arg literally named "_recompute");
+//   * then every consumer of an entry output that is backward in the pre-rewrite order, or is a
+//     clone, reads the entry clone's output instead (chaining onto earlier recomputes);
+//   * Dropout-family nodes without a `seed` attribute get one, on the original and the clone.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "analysis/scan.h"
+#include "ir/graph.h"
+#include "util/status.h"
+
+namespace memopt {
+
+/// One clone. Value ids are "extended": [0, num_original_values) are the original graph's values,
+/// num_original_values + k is clone value k (RewriteSpec::clone_values[k]).
+struct CloneSpec {
+  NodeId original = kNone;
+  std::vector<ValueId> inputs;   ///< kNone for omitted optional inputs
+  std::vector<ValueId> outputs;  ///< kNone for omitted optional outputs
+};
+
+/// An input of an original node that now reads a clone output.
+struct Rewire {
+  NodeId node = kNone;
+  int32_t slot = -1;
+  ValueId value = kNone;  ///< extended id of the clone output
+};
+
+struct RewriteSpec {
+  size_t num_original_values = 0;
+  std::vector<CloneSpec> clones;        ///< creation order
+  std::vector<ValueId> clone_values;    ///< per clone value: the original value it recomputes
+  std::vector<Rewire> rewires;
+  std::vector<NodeId> seeded_dropouts;  ///< original nodes that get a `seed` attribute
+  std::vector<int32_t> clone_of_node;   ///< per original node: index in `clones`, or -1
+  std::vector<size_t> applied_plans;    ///< indices into ScanResult::plans, application order
+
+  size_t num_values() const { return num_original_values + clone_values.size(); }
+  bool IsCloneValue(ValueId v) const { return v >= static_cast<ValueId>(num_original_values); }
+};
+
+/// Precomputes what the rewrite needs of one graph + scan, so that many selections can be turned
+/// into specs quickly (the budget planner evaluates thousands).
+class RewriteSpecBuilder {
+ public:
+  RewriteSpecBuilder(const Graph& graph, const ScanResult& scan);
+
+  /// The spec for `plans` (indices into ScanResult::plans, any order; duplicates ignored).
+  /// Errors: a PythonOp in a subgraph (its RNG-state rewiring is not implemented), a clone name
+  /// that already exists in the graph (a graph rewritten before).
+  Expected<RewriteSpec> Build(const std::vector<size_t>& plans) const;
+
+  /// True when Build() can handle the plan (no PythonOp, no name clash).
+  bool Supported(size_t plan) const { return plan_error_[plan].empty(); }
+  const std::string& UnsupportedReason(size_t plan) const { return plan_error_[plan]; }
+
+  const Graph& graph() const { return graph_; }
+  const ScanResult& scan() const { return scan_; }
+
+ private:
+  const Graph& graph_;
+  const ScanResult& scan_;
+  std::vector<char> backward_;       ///< per node: after the boundary in the pre-rewrite order
+  std::vector<char> needs_seed_;     ///< per node: Dropout family without a seed attribute
+  std::vector<std::string> plan_error_;
+};
+
+/// True for ONNX Dropout (since-version 12 or 13) and com.microsoft BitmaskDropout, BiasDropout,
+/// BitmaskBiasDropout, BiasSoftmaxDropout without a `seed` attribute.
+bool NeedsDropoutSeed(const Node& node);
+
+/// The seed memopt gives such a node: the uint32 hash h = h * 101 + c over the characters of its
+/// first output's name (ORT adds a process-wide random seed; memopt stays deterministic).
+int64_t DropoutSeedFor(const std::string& output_name);
+
+/// Node order of the rewritten graph: the original nodes in `base` order, each clone placed right
+/// before the first node that reads one of its outputs (its own clone inputs first). Entries are
+/// original node ids (>= 0) or clones encoded as -(k + 1).
+std::vector<int32_t> RewrittenNodeOrder(const Graph& graph, const RewriteSpec& spec, const std::vector<NodeId>& base);
+
+}  // namespace memopt

@@ -1,0 +1,100 @@
+// Rewritten graphs compute bit-identical outputs on the CPU executor, and their measured peak is
+// the planned one: every plan of every training graph the executor can run (level 1, level 2,
+// budgets of 0.9, 0.7 and 0.5 of the unoptimized peak).
+#include "rewrite/verify_rewrite.h"
+
+#include <cmath>
+#include <filesystem>
+
+#include <catch2/catch.hpp>
+
+#include "exec/executor.h"
+#include "plan/budget_planner.h"
+#include "plan/plan_test_util.h"
+#include "rewrite/model_writer.h"
+#include "test_data.h"
+
+namespace memopt {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Case {
+  std::string file;  ///< under the shared data folder, or "src:" + a source-tree path
+  std::string dims;
+};
+
+std::optional<std::string> CasePath(const Case& c) {
+  if (c.file.rfind("src:", 0) == 0) return testing::SourcePath(c.file.substr(4));
+  return testing::SharedData(c.file);
+}
+
+/// Writes the outcome, loads it back, runs both models and compares.
+void WriteAndVerify(const testing::Scanned& s, const std::vector<size_t>& plans, const std::string& what) {
+  INFO(what << ": " << plans.size() << " plans");
+  PlanOutcome outcome = testing::Outcome(s, plans);
+  testing::CheckRewriteInvariants(s.model.graph, s.scan, outcome);
+  fs::path dir = fs::temp_directory_path() / ("memopt_verify_test_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::path out = dir / "rewritten.onnx";
+  std::vector<std::string> nodes;
+  for (const Node& n : outcome.rewritten.graph.nodes) nodes.push_back(n.proto.SerializeAsString());
+  Expected<WriteModelReport> written = WriteModelWithNodes(s.model, nodes, out.string());
+  INFO(written.status().message());
+  REQUIRE(written.ok());
+  Expected<Model> reloaded = LoadModel(out.string());
+  INFO(reloaded.status().message());
+  REQUIRE(reloaded.ok());
+  // The file runs in the predicted order.
+  Expected<std::vector<NodeId>> run_order = RewrittenRunOrder(reloaded->graph, "");
+  REQUIRE(run_order.ok());
+  CHECK(*run_order == outcome.rewritten.order.order);
+
+  Expected<VerifyResult> v = VerifyRewrite(s.model, s.scan, outcome, *reloaded, s.dims, {});
+  INFO(v.status().message());
+  REQUIRE(v.ok());
+  CHECK(v->outputs_compared == s.model.graph.outputs.size());
+  REQUIRE(outcome.peak.sized);
+  CHECK(v->measured_peak_bytes == outcome.peak.peak_bytes);
+  if (plans.empty()) CHECK(v->original_measured_peak_bytes == s.scan.peak.peak_bytes);
+  fs::remove_all(dir);
+}
+
+bool Runnable(const testing::Scanned& s) {
+  Status supported = CheckSupported(s.model.graph, KernelRegistry::Cpu());
+  if (!supported.ok()) WARN("skipped (the CPU executor cannot run it): " << supported.message());
+  return supported.ok();
+}
+
+TEST_CASE("verify: every plan of the runnable training graphs is bit-identical", "[rewrite][verify][exec]") {
+  const std::vector<Case> cases = {
+      {"ort_recompute/recompute_gelu.onnx", "input1_dim0=8,input1_dim1=784"},
+      {"ort_training_api/training_model.onnx", ""},
+      {"src:tests/data/plan/gpt2_tiny_2layer.onnx", "batch=2,seq_len=8"},
+      {"ort_recompute/3layer_bloom_optimized_training.onnx", "inputs_input_ids_dim0=2,inputs_attention_mask_dim1=8"},
+  };
+  for (const Case& c : cases) {
+    auto path = CasePath(c);
+    if (!path) continue;
+    INFO(c.file);
+    for (int level : {1, 2}) {
+      testing::Scanned s = testing::ScanFile(*path, level, c.dims);
+      if (!Runnable(s)) break;
+      WriteAndVerify(s, {}, "no plan");
+      WriteAndVerify(s, testing::LevelPlans(s), "level " + std::to_string(level));
+      Expected<PlanEvaluator> ev = PlanEvaluator::Create(s.model.graph, s.scan, s.dims);
+      REQUIRE(ev.ok());
+      BudgetPlanOptions options;
+      options.candidates = BudgetCandidates(s.scan, level, ev->spec_builder());
+      for (double fraction : {0.9, 0.7, 0.5}) {
+        options.budget_bytes = static_cast<int64_t>(std::llround(fraction * s.scan.peak.peak_bytes));
+        Expected<BudgetPlanResult> r = PlanForBudget(*ev, options);
+        REQUIRE(r.ok());
+        WriteAndVerify(s, r->plans, "budget " + std::to_string(fraction) + " level " + std::to_string(level));
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace memopt

@@ -1,0 +1,1 @@
+Bblock.bn2.bias_gradJ ‚=€ÕV:hà½þB%¼z0&¾€ÓP=$Ôt½9Æ”>

@@ -1,0 +1,1 @@
+Bblock.bn2.weight_gradJ #v3<´C$¼jPÄ½(B¯;Ùûô»1J]<’’ž<¹•ø¼

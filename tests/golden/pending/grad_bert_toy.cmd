@@ -1,0 +1,1 @@
+grad @DATA@/forward/bert_toy_optimized.onnx -o @WORK@/train.onnx

@@ -1,0 +1,1 @@
+grad @SRC@/tests/data/grad_fixtures/unsupported_hardswish/model.onnx -o @WORK@/train.onnx

@@ -1,0 +1,1 @@
+grad @DATA@/forward/gpt2_megatron.onnx -o @WORK@/train.onnx --frozen embeddings

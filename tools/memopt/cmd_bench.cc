@@ -1,0 +1,215 @@
+// memopt bench MODEL [MODEL2] --device cpu: runs one or two models on the CPU reference executor
+// with the same inputs (by input name), and reports the measured peak and the step time of each;
+// for two models also the ratios (model2 / model1) and the largest absolute difference between
+// their common outputs. --device cuda needs the CUDA backend (exit 4 in builds without it).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli.h"
+#include "exec/executor.h"
+#include "exec/initializer_reader.h"
+#include "run_inputs.h"
+#include "util/bytes.h"
+
+namespace memopt::cli {
+
+namespace {
+
+struct BenchArgs {
+  std::vector<std::string> models;
+  std::string device = "cpu";
+  std::string dims;
+  int iters = 10;
+  int warmup = 2;
+  std::string inputs;
+  uint64_t seed = 0;
+  std::string format = "table";
+};
+
+struct ModelBench {
+  std::string path;
+  MemoryStats memory;
+  std::string peak_node;
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+  std::map<std::string, Tensor> outputs;
+};
+
+/// Initializers the nodes read, loaded once so that the timed runs do not re-read the file.
+Expected<std::map<std::string, Tensor>> PreloadInitializers(const Model& model) {
+  std::map<std::string, Tensor> out;
+  InitializerReader reader(model);
+  for (size_t i = 0; i < model.graph.values.size(); ++i) {
+    const Value& v = model.graph.values[i];
+    if (!v.initializer.has_value() || v.consumers.empty()) continue;
+    MEMOPT_ASSIGN_OR_RETURN(Tensor t, reader.Read(static_cast<ValueId>(i)));
+    out.emplace(v.name, std::move(t));
+  }
+  return out;
+}
+
+Expected<ModelBench> BenchOne(const std::string& path, const Model& model, std::map<std::string, Tensor> feeds,
+                              const BenchArgs& args) {
+  MEMOPT_ASSIGN_OR_RETURN(auto weights, PreloadInitializers(model));
+  for (auto& [name, t] : weights) feeds.emplace(name, std::move(t));
+  RunOptions options;
+  options.seed = args.seed;
+  ModelBench bench;
+  bench.path = path;
+  std::vector<double> times;
+  for (int i = 0; i < args.warmup + args.iters; ++i) {
+    auto run = Execute(model, feeds, options);
+    if (!run.ok()) return run.status().WithContext(path);
+    if (i >= args.warmup) times.push_back(run->elapsed_ms);
+    if (i + 1 == args.warmup + args.iters) {
+      bench.memory = run->memory;
+      bench.outputs = std::move(run->outputs);
+    }
+  }
+  std::sort(times.begin(), times.end());
+  const size_t n = times.size();
+  bench.min_ms = times.front();
+  bench.max_ms = times.back();
+  bench.median_ms = n % 2 == 1 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+  bench.peak_node = bench.memory.peak_node == kNone ? "-" : model.graph.node(bench.memory.peak_node).Describe();
+  return bench;
+}
+
+struct Comparison {
+  double peak_ratio = 0, time_ratio = 0;
+  double max_abs_diff = 0;
+  std::string max_diff_output;
+  std::vector<std::string> common;
+  std::vector<std::string> mismatched;  ///< common outputs whose dtype or shape differ
+};
+
+Comparison Compare(const ModelBench& a, const ModelBench& b) {
+  Comparison c;
+  c.peak_ratio = a.memory.peak_bytes > 0 ? static_cast<double>(b.memory.peak_bytes) / a.memory.peak_bytes : 0.0;
+  c.time_ratio = a.median_ms > 0 ? b.median_ms / a.median_ms : 0.0;
+  for (const auto& [name, ta] : a.outputs) {
+    auto it = b.outputs.find(name);
+    if (it == b.outputs.end()) continue;
+    c.common.push_back(name);
+    const Tensor& tb = it->second;
+    if (ta.shape() != tb.shape() || ta.dtype() != tb.dtype()) {
+      c.mismatched.push_back(name);
+      continue;
+    }
+    if (ta.dtype() == DataType::kString) continue;
+    for (int64_t i = 0; i < ta.numel(); ++i) {
+      const double x = ta.GetAsDouble(i), y = tb.GetAsDouble(i);
+      double d;
+      if (std::isnan(x) || std::isnan(y)) {
+        d = std::isnan(x) && std::isnan(y) ? 0.0 : std::numeric_limits<double>::infinity();
+      } else {
+        d = x == y ? 0.0 : std::fabs(x - y);
+      }
+      if (d > c.max_abs_diff) {
+        c.max_abs_diff = d;
+        c.max_diff_output = name;
+      }
+    }
+  }
+  return c;
+}
+
+std::string RenderTable(const std::vector<ModelBench>& benches, const std::optional<Comparison>& cmp,
+                        const BenchArgs& args) {
+  std::string text = fmt::format("device: cpu ({} iterations after {} warmup)\n", args.iters, args.warmup);
+  for (size_t i = 0; i < benches.size(); ++i) {
+    const ModelBench& b = benches[i];
+    text += fmt::format("model {}: {}\n", i + 1, b.path);
+    text += fmt::format("  measured peak: {} ({} bytes) at {}\n", HumanBytes(b.memory.peak_bytes),
+                        WithThousands(b.memory.peak_bytes), b.peak_node);
+    text += fmt::format("  step time: median {:.3f} ms, min {:.3f} ms, max {:.3f} ms\n", b.median_ms, b.min_ms,
+                        b.max_ms);
+  }
+  if (cmp) {
+    text += "model 2 / model 1:\n";
+    text += fmt::format("  peak ratio: {:.4f}\n", cmp->peak_ratio);
+    text += fmt::format("  time ratio: {:.4f}\n", cmp->time_ratio);
+    text += fmt::format("  max abs diff: {:.6g} over {} common outputs{}\n", cmp->max_abs_diff, cmp->common.size(),
+                        cmp->max_diff_output.empty() ? "" : " (largest in '" + cmp->max_diff_output + "')");
+    for (const auto& name : cmp->mismatched) text += fmt::format("  output '{}': dtype or shape differ\n", name);
+  }
+  return text;
+}
+
+nlohmann::json RenderJson(const std::vector<ModelBench>& benches, const std::optional<Comparison>& cmp,
+                          const BenchArgs& args) {
+  nlohmann::json j;
+  j["device"] = "cpu";
+  j["iters"] = args.iters;
+  j["warmup"] = args.warmup;
+  j["models"] = nlohmann::json::array();
+  for (const ModelBench& b : benches) {
+    j["models"].push_back({{"path", b.path},
+                           {"peak_bytes", b.memory.peak_bytes},
+                           {"peak_node", b.peak_node},
+                           {"weights_and_inputs_bytes", b.memory.weights_and_inputs_bytes},
+                           {"time_ms", {{"median", b.median_ms}, {"min", b.min_ms}, {"max", b.max_ms}}}});
+  }
+  if (cmp) {
+    j["comparison"] = {{"peak_ratio", cmp->peak_ratio},
+                       {"time_ratio", cmp->time_ratio},
+                       {"max_abs_diff", std::isinf(cmp->max_abs_diff) ? nlohmann::json("inf")
+                                                                       : nlohmann::json(cmp->max_abs_diff)},
+                       {"common_outputs", cmp->common},
+                       {"mismatched_outputs", cmp->mismatched}};
+  }
+  return j;
+}
+
+int RunBench(const BenchArgs& args, const GlobalOptions&) {
+  if (args.device == "cuda") return ReportError(Status(ErrorCode::kNoDevice, "no CUDA backend in this build"));
+  if (args.device != "cpu") return ReportError(UsageError("unknown --device '" + args.device + "'; use cpu or cuda"));
+  if (args.format != "table" && args.format != "json") {
+    return ReportError(UsageError("unknown --format '" + args.format + "'; use table or json"));
+  }
+  if (args.iters < 1) return ReportError(UsageError("--iters must be at least 1"));
+  if (args.warmup < 0) return ReportError(UsageError("--warmup must be 0 or more"));
+
+  std::vector<ModelBench> benches;
+  std::map<std::string, Tensor> shared;  // inputs of the first model, reused by name
+  for (const std::string& path : args.models) {
+    auto loaded = LoadAndInfer(path);
+    if (!loaded.ok()) return ReportError(loaded.status());
+    Status supported = CheckSupported(loaded->model.graph, KernelRegistry::Cpu());
+    if (!supported.ok()) return ReportError(supported.WithContext(path));
+    auto inputs = PrepareInputs(loaded->model.graph, args.inputs, args.dims, args.seed, shared);
+    if (!inputs.ok()) return ReportError(inputs.status().WithContext(path));
+    if (shared.empty()) shared = inputs->feeds;
+    auto bench = BenchOne(path, loaded->model, inputs->feeds, args);
+    if (!bench.ok()) return ReportError(bench.status());
+    benches.push_back(std::move(bench).value());
+  }
+  std::optional<Comparison> cmp;
+  if (benches.size() == 2) cmp = Compare(benches[0], benches[1]);
+  const std::string text =
+      args.format == "json" ? RenderJson(benches, cmp, args).dump(2) + "\n" : RenderTable(benches, cmp, args);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return kExitOk;
+}
+
+}  // namespace
+
+std::function<int()> SetupBench(CLI::App& app, const GlobalOptions& globals) {
+  auto args = std::make_shared<BenchArgs>();
+  app.add_option("models", args->models, "one model, or two to compare (e.g. original and rewritten)")
+      ->required()
+      ->expected(1, 2);
+  app.add_option("--device", args->device, "cpu (reference executor) or cuda")->default_val("cpu");
+  app.add_option("--dims", args->dims, "bind symbolic input dims, e.g. batch=8,seq_len=512");
+  app.add_option("--iters", args->iters, "timed iterations")->default_val(10);
+  app.add_option("--warmup", args->warmup, "untimed iterations first")->default_val(2);
+  app.add_option("--inputs", args->inputs, "folder of TensorProto .pb inputs (as for memopt run)");
+  app.add_option("--seed", args->seed, "seed of the random inputs")->default_val(0);
+  app.add_option("--format", args->format, "table | json")->default_val("table");
+  return [args, &globals] { return RunBench(*args, globals); };
+}
+
+}  // namespace memopt::cli

@@ -1,0 +1,246 @@
+// memopt plan MODEL: write a memory-optimizer config (ORT's mem_opt.json format) for a level
+// (every type-1 plan, or type-1 and type-2 plans) or for a memory budget, with a before/after
+// report of the rewritten training step.
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "analysis/scan.h"
+#include "cli.h"
+#include "gates.h"
+#include "plan/budget_planner.h"
+#include "plan/config.h"
+#include "plan/plan_outcome.h"
+#include "plan/plan_report.h"
+#include "plan/selection.h"
+#include "util/bytes.h"
+
+namespace memopt::cli {
+
+namespace {
+
+struct PlanArgs {
+  std::string model;
+  std::string dims;
+  int level = 1;
+  std::string budget;
+  std::string output;
+  std::string format = "table";
+  std::string boundary;
+  GateOptions gates;
+};
+
+std::string BytesText(int64_t bytes) { return fmt::format("{} ({} bytes)", HumanBytes(bytes), WithThousands(bytes)); }
+
+/// Why the best budget plan stays above the budget: what is live at its peak.
+std::string BudgetShortfall(const Graph& graph, const ScanResult& scan, const PlanOutcome& best, int64_t budget,
+                            int64_t lowest_peak, const DimBindings& dims) {
+  const Graph& g = best.rewritten.graph;
+  const PeakEstimate& p = best.peak;
+  std::string where = p.peak_node == kNone
+                          ? std::string()
+                          : fmt::format(" at node '{}' ({}, {})", g.node(p.peak_node).name, g.node(p.peak_node).op_type,
+                                        p.peak_position <= best.rewritten.order.last_forward ? "forward" : "backward");
+  std::string out = fmt::format("the budget {} cannot be met: the best plan found reaches {}{}, {} over the budget",
+                                BytesText(budget), BytesText(p.peak_bytes), where, HumanBytes(p.peak_bytes - budget));
+  std::vector<LiveValue> live = LiveAt(g, best.rewritten.order, p.peak_position, dims);
+  int64_t fixed = 0, activations = 0;
+  for (const LiveValue& v : live) (v.always_live ? fixed : activations) += v.bytes;
+  out += fmt::format("; live there: weights and graph inputs {}, activations {}", HumanBytes(fixed),
+                     HumanBytes(activations));
+  std::vector<std::string> largest;
+  for (const LiveValue& v : live) {
+    if (v.always_live) continue;
+    const Value& value = g.value(v.value);
+    std::string why = "a tensor of this step";
+    // Original values keep their ids in the rewritten graph.
+    if (static_cast<size_t>(v.value) < graph.values.size()) {
+      NodeId producer = graph.value(v.value).producer;
+      for (const RejectedCandidate& rc : scan.rejected) {
+        if (rc.node == producer) why = "stashed: " + rc.reason;
+      }
+    } else {
+      why = "recomputed";
+    }
+    largest.push_back(fmt::format("'{}' {} ({})", value.name, HumanBytes(v.bytes), why));
+    if (largest.size() == 3) break;
+  }
+  if (!largest.empty()) {
+    out += "; largest activations:";
+    for (size_t i = 0; i < largest.size(); ++i) out += (i ? ", " : " ") + largest[i];
+  }
+  out += fmt::format("; it would take a budget of at least {}", BytesText(std::min(lowest_peak, p.peak_bytes)));
+  if (fixed > budget) out += " (weights and graph inputs alone exceed the budget)";
+  return out;
+}
+
+int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode) {
+  OutputFormat format;
+  if (!ParseOutputFormat(args.format, &format)) {
+    return ReportError(UsageError("unknown --format '" + args.format + "'; use table, json, csv or markdown"));
+  }
+  Status gates_ok = ValidateGateOptions(args.gates);
+  if (!gates_ok.ok()) return ReportError(gates_ok);
+  SizeSpec budget_spec;
+  if (budget_mode) {
+    auto spec = ParseSize(args.budget);
+    if (!spec.ok()) return ReportError(spec.status().WithContext("--budget"));
+    budget_spec = *spec;
+  }
+
+  auto loaded = LoadAndInfer(args.model);
+  if (!loaded.ok()) return ReportError(loaded.status());
+  const Graph& graph = loaded->model.graph;
+  auto dims = ParseDimsForModel(args.dims, graph);
+  if (!dims.ok()) return ReportError(dims.status());
+
+  ScanOptions options;
+  options.level = args.level;
+  options.boundary_node = args.boundary;
+  options.dims = *dims;
+  auto scan = Scan(graph, options);
+  if (!scan.ok()) return ReportError(scan.status().WithContext(args.model));
+
+  std::vector<std::string> warnings;
+  MemoryOptConfig config;
+  PlanReportInput report;
+  std::optional<BudgetPlanResult> planned;
+  if (!budget_mode) {
+    config = LevelConfig(*scan, &warnings);
+    report.mode = fmt::format("level {} ({})", args.level,
+                              args.level == 2 ? "every type-1 and type-2 plan, transformer layer boundaries"
+                              : args.level == 1 ? "every type-1 plan, transformer layer boundaries"
+                                                : "every type-1 plan of the basic op table");
+  } else {
+    if (!scan->peak.sized && !budget_spec.is_fraction) {
+      std::string example;
+      for (size_t i = 0; i < scan->peak.unbound_dims.size(); ++i) {
+        example += (i ? "," : "") + scan->peak.unbound_dims[i] + "=<value>";
+      }
+      return ReportError(UsageError("--budget " + args.budget + " needs concrete sizes; bind the dims with --dims " +
+                                    example));
+    }
+    const int64_t budget = budget_spec.is_fraction
+                               ? static_cast<int64_t>(std::llround(budget_spec.fraction * scan->peak.peak_bytes))
+                               : budget_spec.bytes;
+    auto evaluator = PlanEvaluator::Create(graph, *scan, *dims);
+    if (!evaluator.ok()) return ReportError(evaluator.status().WithContext(args.model));
+    BudgetPlanOptions budget_options;
+    budget_options.budget_bytes = budget;
+    budget_options.candidates = BudgetCandidates(*scan, args.level, evaluator->spec_builder());
+    auto result = PlanForBudget(*evaluator, budget_options);
+    if (!result.ok()) return ReportError(result.status().WithContext(args.model));
+    planned = std::move(result).value();
+    config = ConfigForPlans(*scan, planned->plans);
+    report.mode = fmt::format("budget, level-{} candidates (least added compute within the budget)", args.level);
+    report.budget_bytes = budget;
+    report.budget_text = budget_spec.is_fraction
+                             ? fmt::format("{} of the unoptimized peak = {}", args.budget, HumanBytes(budget))
+                             : fmt::format("{} = {}", args.budget, HumanBytes(budget));
+    report.budget_met = planned->met;
+    report.planner_evaluations = planned->evaluations;
+    report.planner_candidates = static_cast<int>(budget_options.candidates.size());
+    if (!scan->peak.sized && globals.verbosity >= 0) {
+      PrintWarning("the budget is a fraction of a peak computed with unbound dims set to 1024; bind them with --dims");
+    }
+  }
+
+  auto selection = SelectPlans(*scan, config);
+  if (!selection.ok()) return ReportError(selection.status().WithContext("internal config"));
+  if (planned && selection->plans != planned->plans) {
+    return ReportError(InternalError("the written config does not select the planned occurrences"));
+  }
+  auto outcome = EvaluatePlanExactly(graph, *scan, selection->plans, *dims);
+  if (!outcome.ok()) return ReportError(outcome.status().WithContext(args.model));
+  if (planned && outcome->peak.peak_bytes != planned->evaluation.peak_bytes) {
+    return ReportError(InternalError(fmt::format("planner peak {} differs from the rewritten graph's peak {}",
+                                                 planned->evaluation.peak_bytes, outcome->peak.peak_bytes)));
+  }
+
+  std::string config_text = WriteMemoryOptConfig(config);
+  if (!args.output.empty()) {
+    Status written = WriteOutput(args.output, config_text, args.model);
+    if (!written.ok()) return ReportError(written);
+  }
+
+  report.command = "plan";
+  report.model_name = args.model;
+  report.graph = &graph;
+  report.scan = &*scan;
+  report.level = args.level;
+  report.dims = *dims;
+  for (const ConfigEntry& e : config.entries) {
+    report.config.push_back(EntryString(e.cluster_id, e.type, e.count));
+    if (const ConfigSelector* s = config.FindSelector(e.cluster_id)) {
+      report.config.push_back(SelectorString(s->cluster_id, s->occurrences));
+    }
+  }
+  report.matches = selection->matches;
+  report.outcome = &*outcome;
+  report.original_stashed = StashedActivations(graph, scan->order, scan->boundary, *dims);
+  {
+    int64_t forward = 0;
+    for (const Node& node : graph.nodes) {
+      if (scan->order.IsForward(node.id)) forward += EstimateNodeCost(graph, node, *dims).flops;
+    }
+    report.forward_flops = forward;
+  }
+  report.output = args.output;
+  std::string text;
+  if (format == OutputFormat::kJson) {
+    text = PlanToJson(report).dump(2) + "\n";
+  } else {
+    text = RenderPlanText(report, format);
+    if (args.output.empty() && format == OutputFormat::kTable) text += "\nConfig (mem_opt.json):\n" + config_text;
+  }
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+
+  if (globals.verbosity >= 0) {
+    for (const std::string& w : warnings) PrintWarning(w);
+    for (const std::string& w : selection->warnings) PrintWarning(w);
+  }
+  if (planned && !planned->met) {
+    return ReportError(Status(ErrorCode::kBudgetNotMet,
+                              BudgetShortfall(graph, *scan, *outcome, *report.budget_bytes,
+                                              std::min(planned->all_candidates.peak_bytes,
+                                                       planned->evaluation.peak_bytes),
+                                              *dims)));
+  }
+  if (globals.verbosity >= 0 && !outcome->peak.sized) {
+    std::string list, example;
+    for (size_t i = 0; i < outcome->peak.unbound_dims.size(); ++i) {
+      list += (i ? ", " : "") + outcome->peak.unbound_dims[i];
+      example += (i ? "," : "") + outcome->peak.unbound_dims[i] + "=<value>";
+    }
+    PrintHint("the peaks are symbolic because dims " + list + " are unbound; rerun with --dims " + example);
+  }
+  GateInput gate{"planned peak", outcome->peak.sized, outcome->peak.peak_bytes, scan->peak.peak_bytes,
+                 outcome->peak.unbound_dims};
+  return CheckGates(args.gates, gate, globals);
+}
+
+}  // namespace
+
+std::function<int()> SetupPlan(CLI::App& app, const GlobalOptions& globals) {
+  auto args = std::make_shared<PlanArgs>();
+  app.add_option("model", args->model, "ONNX training graph (forward + backward)")->required();
+  app.add_option("--level", args->level,
+                 "1: every type-1 plan with transformer layer boundaries; 2: also compromised (type-2) plans; "
+                 "0: basic op table. With --budget: the plans to choose from")
+      ->check(CLI::Range(0, 2))
+      ->default_val(1);
+  app.add_option("--budget", args->budget,
+                 "plan for a peak-memory budget: bytes with a unit (12GiB, 800MB) or a fraction of the "
+                 "unoptimized peak (0.6); exit 3 when it cannot be met");
+  app.add_option("--dims", args->dims, "bind symbolic dims, e.g. batch=8,seq_len=512");
+  app.add_option("-o,--output", args->output, "write the config (ORT mem_opt.json format) to FILE");
+  app.add_option("--format", args->format, "report format: table | json | csv | markdown")->default_val("table");
+  app.add_option("--boundary", args->boundary, "name of the last forward node (overrides YieldOp / loss detection)");
+  AddGateOptions(app, args->gates);
+  return [args, &globals] { return RunPlan(*args, globals, !args->budget.empty()); };
+}
+
+}  // namespace memopt::cli

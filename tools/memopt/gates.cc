@@ -1,0 +1,122 @@
+#include "gates.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "util/bytes.h"
+
+namespace memopt::cli {
+namespace {
+
+std::string BytesText(int64_t bytes) { return fmt::format("{} ({} bytes)", HumanBytes(bytes), WithThousands(bytes)); }
+
+Expected<double> ParseTolerance(const std::string& text) {
+  std::string t = text;
+  if (!t.empty() && t.back() == '%') t.pop_back();
+  char* end = nullptr;
+  errno = 0;
+  double v = t.empty() ? -1 : std::strtod(t.c_str(), &end);
+  if (t.empty() || end == nullptr || *end != '\0' || errno != 0 || !std::isfinite(v) || v < 0) {
+    return UsageError("invalid --tolerance '" + text + "': expected a percentage >= 0, e.g. 5 or 2.5%");
+  }
+  return v;
+}
+
+Expected<int64_t> BaselinePeak(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return InvalidInput(path + ": cannot open the --baseline report");
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidInput(path + ": not a JSON report (" + e.what() + "); make baselines with --format json");
+  }
+  if (!j.is_object() || !j.contains("peak") || !j["peak"].is_object()) {
+    return InvalidInput(path + ": no \"peak\" object; make baselines with `memopt scan|plan --format json`");
+  }
+  const nlohmann::json& bytes = j["peak"]["bytes"];
+  if (bytes.is_null()) {
+    return InvalidInput(path + ": the baseline peak is symbolic (peak.bytes is null); make the baseline with --dims");
+  }
+  if (!bytes.is_number_integer()) return InvalidInput(path + ": peak.bytes is not an integer");
+  return bytes.get<int64_t>();
+}
+
+}  // namespace
+
+void AddGateOptions(CLI::App& app, GateOptions& options) {
+  app.add_option("--fail-above", options.fail_above,
+                 "CI gate: exit 3 when the peak exceeds SIZE (12GiB, 800MB, or a fraction of the unoptimized peak)");
+  app.add_option("--baseline", options.baseline, "CI gate: an earlier --format json report to compare the peak with");
+  app.add_option("--tolerance", options.tolerance,
+                 "CI gate: allowed peak growth over --baseline, in percent (default 0)");
+}
+
+Status ValidateGateOptions(const GateOptions& options) {
+  if (!options.fail_above.empty()) {
+    auto size = ParseSize(options.fail_above);
+    if (!size.ok()) return size.status().WithContext("--fail-above");
+  }
+  if (!options.tolerance.empty()) {
+    if (options.baseline.empty()) return UsageError("--tolerance needs --baseline FILE.json");
+    auto t = ParseTolerance(options.tolerance);
+    if (!t.ok()) return t.status();
+  }
+  return Status::Ok();
+}
+
+int CheckGates(const GateOptions& options, const GateInput& input, const GlobalOptions& globals) {
+  if (!options.any()) return kExitOk;
+  if (!input.sized) {
+    std::string dims;
+    for (size_t i = 0; i < input.unbound_dims.size(); ++i) dims += (i ? "," : "") + input.unbound_dims[i] + "=<value>";
+    return ReportError(UsageError(fmt::format("the CI gates need a concrete peak; bind the dims with --dims {}", dims)));
+  }
+  int code = kExitOk;
+  if (!options.fail_above.empty()) {
+    SizeSpec spec = *ParseSize(options.fail_above);
+    const int64_t limit = spec.is_fraction
+                              ? static_cast<int64_t>(std::llround(spec.fraction * input.unoptimized_peak_bytes))
+                              : spec.bytes;
+    if (input.peak_bytes > limit) {
+      ReportError(Status(ErrorCode::kBudgetNotMet,
+                         fmt::format("{} {} exceeds --fail-above {} by {}", input.what, BytesText(input.peak_bytes),
+                                     BytesText(limit), HumanBytes(input.peak_bytes - limit))));
+      code = kExitGate;
+    } else if (globals.verbosity >= 0) {
+      std::fprintf(stderr, "memopt: gate passed: %s %s is within --fail-above %s\n", input.what.c_str(),
+                   BytesText(input.peak_bytes).c_str(), BytesText(limit).c_str());
+    }
+  }
+  if (!options.baseline.empty()) {
+    auto baseline = BaselinePeak(options.baseline);
+    if (!baseline.ok()) return ReportError(baseline.status());
+    const double tolerance = options.tolerance.empty() ? 0.0 : *ParseTolerance(options.tolerance);
+    const double growth = *baseline > 0 ? 100.0 * static_cast<double>(input.peak_bytes - *baseline) /
+                                              static_cast<double>(*baseline)
+                                        : (input.peak_bytes > 0 ? INFINITY : 0.0);
+    if (growth > tolerance) {
+      ReportError(Status(ErrorCode::kBudgetNotMet,
+                         fmt::format("{} grew by {:.2f}% over the baseline {} ({} -> {}), more than the {}% "
+                                     "tolerance",
+                                     input.what, growth, options.baseline, BytesText(*baseline),
+                                     BytesText(input.peak_bytes), tolerance)));
+      code = kExitGate;
+    } else if (globals.verbosity >= 0) {
+      std::fprintf(stderr, "memopt: gate passed: %s %s is within %g%% of the baseline %s\n", input.what.c_str(),
+                   BytesText(input.peak_bytes).c_str(), tolerance, BytesText(*baseline).c_str());
+    }
+  }
+  return code;
+}
+
+}  // namespace memopt::cli
