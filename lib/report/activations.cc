@@ -103,6 +103,7 @@ ActivationTable BuildActivationTable(const Graph& graph, const ScanResult& scan,
   // Unfolded rows, in execution order of the producers.
   std::vector<ActivationRow> rows;
   for (NodeId n : stashed.nodes) {
+    if (graph.node(n).op_type == "YieldOp") continue;  // its outputs are incoming gradients
     for (int32_t idx : stashed.outputs[n]) {
       ActivationRow r;
       r.values = {graph.node(n).outputs[idx]};

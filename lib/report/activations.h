@@ -1,5 +1,5 @@
 // The per-activation view (`scan --activations`): every stashed activation (a forward output some
-// backward node reads) with its producer, shape (symbolic and at the dims), dtype, bytes, live
+// backward node reads; not the YieldOp's outputs, which are the incoming gradients) with its producer, shape (symbolic and at the dims), dtype, bytes, live
 // range (the forward step that produces it to the last backward step that reads it) and the
 // decision under the current plan: RECOMPUTE when a selected plan frees it, else SAVE.
 //

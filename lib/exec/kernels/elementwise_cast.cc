@@ -1,4 +1,4 @@
-// Cast and CastLike between every numeric type, bool and the 8-bit float formats (float8 E4M3FN,
+// Cast, CastLike and BitCast. Cast/CastLike convert between every numeric type, bool and the 8-bit float formats (float8 E4M3FN,
 // E4M3FNUZ, E5M2, E5M2FNUZ; `saturate` applies to those only), plus float4 E2M1, int4 and uint4
 // held one element per byte (int4 sign-extended, float4 as its 4-bit code).
 //
@@ -252,11 +252,34 @@ Status CastLikeKernel(KernelContext& ctx) {
   return CastTensor(ctx, ctx.input(0), ctx.input(1).dtype(), saturate, ctx.outputs[0]);
 }
 
+/// BitCast (opset 26): reinterprets the bytes as type `to` of the same element size.
+Status BitCastKernel(KernelContext& ctx) {
+  MEMOPT_RETURN_IF_ERROR(RequireInputs(ctx, 1));
+  const Tensor& x = ctx.input(0);
+  const int64_t to_raw = ctx.node->GetInt("to", 0);
+  if (!IsKnownDataType(static_cast<int32_t>(to_raw)) || to_raw == 0) {
+    return Unsupported("node " + ctx.node->Describe() + ": unsupported target type " + std::to_string(to_raw));
+  }
+  const auto to = static_cast<DataType>(to_raw);
+  if (x.dtype() == DataType::kString || to == DataType::kString || ElemByteSize(x.dtype()) != ElemByteSize(to)) {
+    return Unsupported("node " + ctx.node->Describe() + ": BitCast from " + DataTypeName(x.dtype()) + " to " +
+                       DataTypeName(to) + " needs equal element sizes");
+  }
+  ctx.outputs[0] = Tensor(to, x.shape());
+  if (x.bytes() > 0) std::memcpy(ctx.outputs[0].raw(), x.raw(), static_cast<size_t>(x.bytes()));
+  if (to == DataType::kBool) {
+    uint8_t* p = ctx.outputs[0].data<uint8_t>();
+    for (int64_t i = 0; i < x.numel(); ++i) p[i] = p[i] != 0 ? 1 : 0;
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 void RegisterCastKernels(KernelRegistry& r) {
   r.Register("", "Cast", CastKernel, CastTypes());
   r.Register("", "CastLike", CastLikeKernel, CastTypes());
+  r.Register("", "BitCast", BitCastKernel, CastTypes());
 }
 
 }  // namespace memopt::elementwise

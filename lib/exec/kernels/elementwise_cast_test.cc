@@ -130,3 +130,16 @@ TEST_CASE("CastLike takes the type of its second input", "[exec][cast]") {
   CHECK(out[0].dtype() == DataType::kInt64);
   CHECK(Values(out[0]) == std::vector<double>{1, -2});
 }
+
+TEST_CASE("BitCast reinterprets bytes of equal-size types", "[exec][cast]") {
+  const Tensor x = F32({2}, {1.0, -2.0});
+  Node n = MakeNode("BitCast");
+  SetAttr(n, "to", static_cast<int64_t>(DataType::kInt32));
+  std::vector<Tensor> out;
+  REQUIRE(RunKernel(Registry(), n, {&x}, out).ok());
+  CHECK(out[0].dtype() == DataType::kInt32);
+  CHECK(Values(out[0]) == std::vector<double>{1065353216.0, -1073741824.0});
+  Node wide = MakeNode("BitCast");
+  SetAttr(wide, "to", static_cast<int64_t>(DataType::kInt64));
+  CHECK(RunKernel(Registry(), wide, {&x}, out).code() == ErrorCode::kUnsupported);
+}

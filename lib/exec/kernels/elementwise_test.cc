@@ -65,6 +65,7 @@ TEST_CASE("unary math and activations", "[exec][elementwise]") {
   SetAttr(leaky, "alpha", 0.1f);
   CheckClose(Run1(leaky, {&x}), {-0.2, -0.05, 0, 0.5, 2});
   CheckClose(Run1("Elu", {&x}), {std::expm1(-2.0), std::expm1(-0.5), 0, 0.5, 2});
+  CheckClose(Run1("Swish", {&x}), {-0.23840584, -0.18877033, 0, 0.31122967, 1.76159416});
   Node shrink = MakeNode("Shrink");
   SetAttr(shrink, "lambd", 1.0f);
   SetAttr(shrink, "bias", 0.5f);

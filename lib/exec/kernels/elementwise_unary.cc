@@ -127,6 +127,14 @@ void RegisterActivations(KernelRegistry& r) {
   r.Register("", "Sigmoid", [](KernelContext& ctx) {
     return UnaryFloat(ctx, 8, [](auto x) { return Sigmoid(x); });
   }, ft);
+  // Swish (opset 24): x * sigmoid(alpha * x).
+  r.Register("", "Swish", [](KernelContext& ctx) {
+    const float alpha = ctx.node->GetFloat("alpha", 1.0f);
+    return UnaryFloat(ctx, 8, [alpha](auto x) {
+      using C = decltype(x);
+      return x * Sigmoid(C(alpha) * x);
+    });
+  }, ft);
   r.Register("", "HardSigmoid", [](KernelContext& ctx) {
     const float alpha = ctx.node->GetFloat("alpha", 0.2f);
     const float beta = ctx.node->GetFloat("beta", 0.5f);

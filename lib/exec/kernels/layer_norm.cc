@@ -31,11 +31,10 @@ Expected<std::vector<int64_t>> ParamIndex(const KernelContext& ctx, const Tensor
   return idx;
 }
 
-DataType StashType(const KernelContext& ctx, DataType x_type) {
+/// Type of Mean/InvStdDev and of the statistics: double for stash_type=11, float otherwise.
+DataType StashType(const KernelContext& ctx) {
   const int64_t stash = ctx.node->GetInt("stash_type", 1);
-  if (stash == static_cast<int64_t>(DataType::kDouble)) return DataType::kDouble;
-  (void)x_type;
-  return DataType::kFloat;
+  return stash == static_cast<int64_t>(DataType::kDouble) ? DataType::kDouble : DataType::kFloat;
 }
 
 struct RowView {
@@ -78,7 +77,7 @@ Status NormalizeLastDims(KernelContext& ctx, bool simplified, int bias_input, in
   }
   const double eps = ctx.node->GetFloat("epsilon", 1e-5f);
   const DataType y_type = IsFloatFamily(scale.dtype()) ? scale.dtype() : x.dtype();
-  const DataType stash = StashType(ctx, x.dtype());
+  const DataType stash = StashType(ctx);
   ctx.outputs[0] = Tensor(y_type, x.shape());
   if (out_mean >= 0 && ctx.output_wanted(out_mean)) ctx.outputs[out_mean] = Tensor(stash, v.stat_shape);
   if (out_inv >= 0 && ctx.output_wanted(out_inv)) ctx.outputs[out_inv] = Tensor(stash, v.stat_shape);

@@ -8,27 +8,13 @@
 #include <sstream>
 
 #include "exec/executor.h"
-#include "exec/kernels/math_util.h"
+#include "exec/kernels/math_test_util.h"
 #include "exec/tensor_io.h"
 #include "io/model_loader.h"
 #include "test_data.h"
 
 namespace memopt {
 namespace {
-
-KernelRegistry MathRegistry() {
-  KernelRegistry r;
-  math::RegisterMatMulKernels(r);
-  math::RegisterGemmKernels(r);
-  math::RegisterConvKernels(r);
-  math::RegisterConvTransposeKernels(r);
-  math::RegisterPoolKernels(r);
-  math::RegisterNormKernels(r);
-  math::RegisterLayerNormKernels(r);
-  math::RegisterSoftmaxKernels(r);
-  math::RegisterLossKernels(r);
-  return r;
-}
 
 /// Empty string when equal, else the first mismatch.
 std::string Compare(const Tensor& actual, const Tensor& expected) {
@@ -104,7 +90,7 @@ Outcome RunCase(const std::filesystem::path& dir, const KernelRegistry& registry
 TEST_CASE("math kernels pass the ONNX node tests of their ops", "[exec][kernels][math]") {
   auto root = testing::SharedData("onnx_node_tests/node");
   if (!root) return;
-  const KernelRegistry registry = MathRegistry();
+  const KernelRegistry& registry = math::testing::MathRegistry();
   std::map<std::string, std::pair<int, int>> per_op;  // op -> (passed, failed)
   std::vector<std::string> failures;
   std::vector<std::filesystem::path> dirs;

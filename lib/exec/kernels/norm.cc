@@ -1,7 +1,6 @@
 // BatchNormalization (inference and training, opsets 1..15), com.microsoft BatchNormInternal,
-// InstanceNormalization,
-// GroupNormalization (opset 18: per-group scale/bias, opset 21: per-channel), LRN,
-// MeanVarianceNormalization. Statistics are accumulated in double.
+// InstanceNormalization, GroupNormalization (opset 18: per-group scale/bias, opset 21:
+// per-channel), LRN, MeanVarianceNormalization. Statistics are accumulated in double.
 #include <cmath>
 
 #include "exec/kernels/math_util.h"
