@@ -38,6 +38,13 @@ TEST_CASE("grad check: activations use ORT's gradient ops", "[grad][gradcheck]")
   }
 }
 
+TEST_CASE("grad check: ONNX Gelu (opset 20), exact and tanh", "[grad][gradcheck]") {
+  auto exact = RunGradCheck(Unary("y = Gelu(x)", 20));
+  CHECK(CountOps(exact, "GeluGrad") == 1);
+  auto tanh = RunGradCheck(Unary("y = Gelu <approximate = \"tanh\"> (x)", 20));
+  CHECK(CountOps(tanh, "FastGeluGrad") == 1);
+}
+
 TEST_CASE("grad check: LeakyRelu with a negative slope reads X", "[grad][gradcheck]") {
   RunGradCheck(Unary("y = LeakyRelu <alpha = -0.3> (x)"));
 }

@@ -136,6 +136,15 @@ struct TapTable {
   std::vector<int64_t> padded;   // [out_size]: taps inside [-pad_begin, in + pad_end)
 };
 
+/// Advances a row-major multi-index over `dims` (wraps to all zeros after the last one).
+void Advance(std::vector<int64_t>& index, const std::vector<int64_t>& dims) {
+  for (int64_t i = static_cast<int64_t>(dims.size()) - 1; i >= 0; --i) {
+    const size_t k = static_cast<size_t>(i);
+    if (++index[k] < dims[k]) return;
+    index[k] = 0;
+  }
+}
+
 TapTable BuildTaps(const Geometry& g) {
   TapTable t;
   const size_t n = g.in.size();
@@ -149,7 +158,6 @@ TapTable BuildTaps(const Geometry& g) {
   t.padded.assign(static_cast<size_t>(t.out_size), 0);
   std::vector<int64_t> o(n, 0), k(n, 0);
   for (int64_t oi = 0; oi < t.out_size; ++oi) {
-    std::fill(k.begin(), k.end(), 0);
     for (int64_t ki = 0; ki < t.taps; ++ki) {
       int64_t off = 0;
       bool inside = true, in_pad = true;
@@ -161,15 +169,9 @@ TapTable BuildTaps(const Geometry& g) {
       }
       if (inside) t.offset[static_cast<size_t>(oi * t.taps + ki)] = off;
       if (in_pad) ++t.padded[static_cast<size_t>(oi)];
-      for (size_t i = n; i-- > 0;) {
-        if (++k[i] < g.kernel[i]) break;
-        k[i] = 0;
-      }
+      Advance(k, g.kernel);
     }
-    for (size_t i = n; i-- > 0;) {
-      if (++o[i] < g.out[i]) break;
-      o[i] = 0;
-    }
+    Advance(o, g.out);
   }
   return t;
 }
