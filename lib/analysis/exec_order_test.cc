@@ -140,7 +140,7 @@ TEST_CASE("memory-efficient order: --boundary NODE", "[analysis][exec_order]") {
   CHECK(early.order.size() == m.graph.nodes.size());
 }
 
-TEST_CASE("topological order: smallest ready id first; cycles are named", "[analysis][exec_order]") {
+TEST_CASE("topological order: smallest ready id first, cycles are named", "[analysis][exec_order]") {
   Model m = TextModel(R"(
     <ir_version: 8, opset_import: ["" : 15]>
     g (float[2] x) => (float[2] z) {

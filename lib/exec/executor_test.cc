@@ -179,11 +179,11 @@ TEST_CASE("executor: kernel errors name the node", "[exec][executor]") {
 
 constexpr const char* kInitGraph = R"(
     <ir_version: 8, opset_import: ["" : 15]>
-    g (float[2, 3] x) => (float[2, 3] out) {
+    g (float[2, 3] x) => (float[2, 3] out)
+      <float[3] w = {1.0, 2.0, 3.0}, float[2, 3] bias = {10, 20, 30, 40, 50, 60}, float[5] unused = {1, 2, 3, 4, 5}> {
       a = Mul(x, w)
       out = Add(a, bias)
-    }
-    <float[3] w = {1.0, 2.0, 3.0}, float[2, 3] bias = {10, 20, 30, 40, 50, 60}, float[5] unused = {1, 2, 3, 4, 5}>)";
+    })";
 
 void CheckInitGraphRun(const Model& m) {
   RunOptions options;

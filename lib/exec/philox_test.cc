@@ -34,7 +34,7 @@ TEST_CASE("Dropout counter layout: block k = element index / 4, seed split into 
   }
 }
 
-TEST_CASE("PhiloxUniform maps words onto [0, 1) with 24 bits", "[philox]") {
+TEST_CASE("PhiloxUniform maps words onto 0 <= u < 1 with 24 bits", "[philox]") {
   CHECK(PhiloxUniform(0u) == 0.0f);
   CHECK(PhiloxUniform(0xffu) == 0.0f);        // low 8 bits dropped
   CHECK(PhiloxUniform(0x100u) == 1.0f / 16777216.0f);

@@ -36,6 +36,55 @@ Status CountMismatch(const onnx::TensorProto& proto, const char* field, int64_t 
                       std::to_string(numel) + " elements");
 }
 
+/// Values held by the typed data field ONNX uses for `dtype`.
+int64_t TypedValueCount(const onnx::TensorProto& proto, DataType dtype) {
+  switch (dtype) {
+    case DataType::kString: return proto.string_data_size();
+    case DataType::kFloat: return proto.float_data_size();
+    case DataType::kDouble: return proto.double_data_size();
+    case DataType::kInt64: return proto.int64_data_size();
+    case DataType::kUint64: case DataType::kUint32: return proto.uint64_data_size();
+    default: return proto.int32_data_size();
+  }
+}
+
+const char* TypedFieldName(DataType dtype) {
+  switch (dtype) {
+    case DataType::kString: return "string_data";
+    case DataType::kFloat: return "float_data";
+    case DataType::kDouble: return "double_data";
+    case DataType::kInt64: return "int64_data";
+    case DataType::kUint64: case DataType::kUint32: return "uint64_data";
+    default: return "int32_data";
+  }
+}
+
+/// The external data file of `proto` exists and holds `bytes` bytes at its offset.
+Status CheckExternalSize(const onnx::TensorProto& proto, const std::string& base_dir, int64_t bytes) {
+  std::string location;
+  uint64_t offset = 0;
+  for (const auto& entry : proto.external_data()) {
+    if (entry.key() == "location") location = entry.value();
+    if (entry.key() == "offset") {
+      try {
+        offset = std::stoull(entry.value());
+      } catch (const std::exception&) {
+        return InvalidInput(Named(proto) + ": external data offset is not a number: '" + entry.value() + "'");
+      }
+    }
+  }
+  if (location.empty()) return InvalidInput(Named(proto) + ": external data has no location");
+  const std::filesystem::path path = std::filesystem::path(base_dir) / location;
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec) return InvalidInput(Named(proto) + ": cannot open external data file " + path.string());
+  if (offset > size || size - offset < static_cast<uint64_t>(bytes)) {
+    return InvalidInput(Named(proto) + ": external data file " + path.string() + " is shorter than offset " +
+                        std::to_string(offset) + " + " + std::to_string(bytes) + " bytes");
+  }
+  return Status::Ok();
+}
+
 /// Reads external data (location/offset/length entries) into `out`.
 Status ReadExternal(const onnx::TensorProto& proto, const std::string& base_dir, Tensor& out) {
   std::string location;
@@ -110,6 +159,24 @@ Expected<Tensor> TensorFromProto(const onnx::TensorProto& proto, const std::stri
     }
     numel *= d;
     dims.push_back(d);
+  }
+  // Check that the proto can supply the data before allocating: a garbage or hostile shape
+  // (e.g. another message parsed as a TensorProto) must not allocate terabytes.
+  const int64_t elem = dtype == DataType::kString ? 1 : ElemByteSize(dtype);
+  if (elem > 0 && numel > std::numeric_limits<int64_t>::max() / elem) {
+    return InvalidInput(Named(proto) + ": byte size overflows int64");
+  }
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    MEMOPT_RETURN_IF_ERROR(CheckExternalSize(proto, base_dir, numel * elem));
+  } else if (dtype != DataType::kString && proto.has_raw_data()) {
+    if (static_cast<int64_t>(proto.raw_data().size()) != numel * elem) {
+      std::string shape;
+      for (int64_t d : dims) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+      return InvalidInput(Named(proto) + ": raw_data has " + std::to_string(proto.raw_data().size()) + " bytes, " +
+                          DataTypeName(dtype) + "[" + shape + "] needs " + std::to_string(numel * elem));
+    }
+  } else if (numel > 0 && TypedValueCount(proto, dtype) != numel) {
+    return CountMismatch(proto, TypedFieldName(dtype), TypedValueCount(proto, dtype), numel);
   }
   Tensor t(dtype, dims);
   const int n = static_cast<int>(numel);

@@ -105,6 +105,14 @@ TEST_CASE("tensor io: errors name the tensor", "[exec][tensor_io]") {
   CHECK(TensorFromProto(raw).status().message() == "tensor 't': raw_data has 3 bytes, float[2] needs 8");
   auto c = Proto(DataType::kComplex64, {1});
   CHECK(TensorFromProto(c).status().code() == ErrorCode::kUnsupported);
+  // A huge declared shape without the data is an error, not an allocation of the shape.
+  auto huge = Proto(DataType::kFloat, {int64_t{1} << 40, 1024});
+  CHECK(TensorFromProto(huge).status().message() ==
+        "tensor 't': float_data holds 0 values but the shape has 1125899906842624 elements");
+  auto huge_raw = Proto(DataType::kDouble, {int64_t{1} << 40});
+  huge_raw.set_raw_data("abcdefgh");
+  CHECK(TensorFromProto(huge_raw).status().message() ==
+        "tensor 't': raw_data has 8 bytes, double[1099511627776] needs 8796093022208");
 }
 
 TEST_CASE("tensor io: external data relative to the base folder", "[exec][tensor_io]") {

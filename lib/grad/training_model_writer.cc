@@ -200,7 +200,7 @@ Expected<TrainingModelWriteReport> WriteTrainingModel(const GradResult& result, 
       opset_domains.insert(domain == "ai.onnx" ? std::string() : domain);
     }
     if (f.number != kModelGraph) {
-      top.push_back({f.offset, r.position(), ""});  // (end_offset() excludes varint payloads)
+      top.push_back({f.offset, r.position(), ""});
       continue;
     }
     if (f.type != WireType::kLengthDelimited) return corrupt(f.offset);

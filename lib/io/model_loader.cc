@@ -253,6 +253,7 @@ Expected<Model> LoadModelFromBytes(std::string_view bytes, const std::string& ba
   try {
     Model model;
     model.base_dir = base_dir.empty() ? "." : base_dir;
+    model.source_bytes = std::make_shared<const std::string>(bytes);
     return LoadFromBuffer(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), std::move(model), options);
   } catch (const std::exception& e) {
     return InternalError(std::string("unexpected error while loading the model: ") + e.what());

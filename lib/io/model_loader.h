@@ -36,6 +36,9 @@ struct Model {
   uint64_t file_size = 0;
   /// Graph-level value_info declarations, by value id (shape inference may refine them).
   std::vector<ValueId> value_info;
+  /// The serialized model when it was loaded from bytes/text (path empty), so that inline
+  /// initializers (InitializerInfo::file_offset/file_length) can be read later (executor).
+  std::shared_ptr<const std::string> source_bytes;
 };
 
 /// Loads `path`. Errors (kInvalidInput) say what is wrong with the file: not ONNX, truncated,

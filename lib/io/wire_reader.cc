@@ -35,6 +35,7 @@ bool Reader::Next(Field& field) {
       field.type = WireType::kVarint;
       field.data_offset = base_ + pos_;
       if (!ReadVarint(data_, size_, pos_, field.value)) return Fail(pos_);
+      field.end = base_ + pos_;
       return true;
     }
     case 1: {  // fixed64
@@ -43,6 +44,7 @@ bool Reader::Next(Field& field) {
       if (size_ - pos_ < 8) return Fail(pos_);
       field.value = LoadLittleEndian(data_ + pos_, 8);
       pos_ += 8;
+      field.end = base_ + pos_;
       return true;
     }
     case 2: {  // length-delimited
@@ -55,6 +57,7 @@ bool Reader::Next(Field& field) {
       field.size = len;
       field.data_offset = base_ + pos_;
       pos_ += len;
+      field.end = base_ + pos_;
       return true;
     }
     case 5: {  // fixed32
@@ -63,6 +66,7 @@ bool Reader::Next(Field& field) {
       if (size_ - pos_ < 4) return Fail(pos_);
       field.value = LoadLittleEndian(data_ + pos_, 4);
       pos_ += 4;
+      field.end = base_ + pos_;
       return true;
     }
     default:  // groups (3, 4) and the reserved types 6, 7

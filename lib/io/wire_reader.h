@@ -39,12 +39,13 @@ struct Field {
   uint64_t size = 0;              ///< payload size of kLengthDelimited
   uint64_t offset = 0;            ///< absolute offset of the field's tag
   uint64_t data_offset = 0;       ///< absolute offset of the payload
+  uint64_t end = 0;               ///< absolute offset one past the field (any wire type)
 
   std::string_view AsString() const {
     return {reinterpret_cast<const char*>(data), static_cast<size_t>(size)};
   }
   /// Absolute offset one past the payload.
-  uint64_t end_offset() const { return data_offset + (type == WireType::kLengthDelimited ? size : 0); }
+  uint64_t end_offset() const { return end; }
 };
 
 /// Decodes one varint from [data + pos, data + size); advances pos. False (pos unchanged) when

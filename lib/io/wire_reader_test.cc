@@ -73,13 +73,13 @@ TEST_CASE("Wire reader: fields and malformed input", "[loader]") {
   Reader r(ok.data(), ok.size(), 100);
   Field f;
   REQUIRE(r.Next(f));
-  CHECK((f.number == 1 && f.type == WireType::kVarint && f.value == 5 && f.offset == 100));
+  CHECK((f.number == 1 && f.type == WireType::kVarint && f.value == 5 && f.offset == 100 && f.end_offset() == 102));
   REQUIRE(r.Next(f));
   CHECK((f.number == 2 && f.AsString() == "ab" && f.data_offset == 104 && f.end_offset() == 106));
   REQUIRE(r.Next(f));
-  CHECK((f.number == 3 && f.type == WireType::kFixed32 && f.value == 1));
+  CHECK((f.number == 3 && f.type == WireType::kFixed32 && f.value == 1 && f.end_offset() == 111));
   REQUIRE(r.Next(f));
-  CHECK((f.number == 4 && f.type == WireType::kFixed64 && f.value == 2));
+  CHECK((f.number == 4 && f.type == WireType::kFixed64 && f.value == 2 && f.end_offset() == 120));
   CHECK_FALSE(r.Next(f));
   CHECK_FALSE(r.failed());
 

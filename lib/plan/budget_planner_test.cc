@@ -114,7 +114,9 @@ TEST_CASE("budget planner: an unreachable budget reports the best peak found", "
   Expected<BudgetPlanResult> r = PlanForBudget(*ev, options);
   REQUIRE(r.ok());
   CHECK_FALSE(r->met);
-  CHECK(r->evaluation.peak_bytes < r->baseline.peak_bytes);
+  // Bloom's peak is the word-embedding gradient sum at the last step, which no recompute lowers:
+  // the best plan reaches the baseline and never more than recomputing everything.
+  CHECK(r->evaluation.peak_bytes <= r->baseline.peak_bytes);
   CHECK(r->evaluation.peak_bytes <= r->all_candidates.peak_bytes);
 
   // A budget above the unoptimized peak needs no plan.

@@ -134,7 +134,8 @@ Expected<ExecutionOrder> RewrittenExecutionOrder(const RewrittenGraph& rewritten
   }
   std::vector<NodeId> order(rewritten.graph.nodes.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<NodeId>(i);
-  return MakeExecutionOrder(order.size(), std::move(order), forward_nodes - 1);
+  const size_t num_nodes = order.size();  // read before the move: argument order is unspecified
+  return MakeExecutionOrder(num_nodes, std::move(order), forward_nodes - 1);
 }
 
 Expected<RewrittenGraph> RewriteGraph(const Graph& graph, const ScanResult& scan, const RewriteSpec& spec) {

@@ -93,7 +93,7 @@ TEST_CASE("rewrite: ORT TransformerPerLayerRecompute on the 3-layer BLOOM graph"
   };
   for (int layer = 2; layer >= 0; --layer) {
     INFO("layer " << layer);
-    const std::string prefix = "transformer.h." + std::to_string(layer) + ".";
+    const std::string prefix = "_original_module._original_model.transformer.h." + std::to_string(layer) + ".";
     std::vector<const Node*> lns = consumers_of(prefix + "input_layernorm.weight", "LayerNormalization");
     REQUIRE(lns.size() == 2);
     int recomputed = 0;

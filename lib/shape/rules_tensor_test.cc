@@ -20,7 +20,7 @@ TEST_CASE("Reshape: 0 copies the input dim, -1 divides the element count", "[sha
   CHECK(TypeAndShape(r.model.graph, "Z") == "float[B*S, 768]");
 }
 
-TEST_CASE("Reshape: allowzero=1 keeps a literal 0; two -1 entries are an error", "[shape]") {
+TEST_CASE("Reshape: allowzero=1 keeps a literal 0, two -1 entries are an error", "[shape]") {
   auto r = InferText(R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[B, 4] X, int64[2] s = {0, 4}) => (float[0, 4] Y) {
@@ -159,7 +159,7 @@ TEST_CASE("Squeeze/Unsqueeze: axes attribute (opset 11) and input (opset 13)", "
   CHECK(TypeAndShape(input.model.graph, "W") == "float[B, S]");
 }
 
-TEST_CASE("Concat: sums the axis dim; mismatched ranks are an error", "[shape]") {
+TEST_CASE("Concat: sums the axis dim, mismatched ranks are an error", "[shape]") {
   auto r = InferText(R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[B, S, 4] X, float[B, T, 4] Z) => (float[B, ?, 4] Y) {

@@ -112,7 +112,7 @@ TEST_CASE("InferShapes: fresh dim numbering continues after the loader's unk__ d
   CHECK(TypeAndShape(r.model.graph, "Y") == "float[unk__3, unk__4]");
 }
 
-TEST_CASE("InferShapes: inferred shapes win over declared ones; declared fills unknown ranks", "[shape]") {
+TEST_CASE("InferShapes: inferred shapes win over declared ones, declared fills unknown ranks", "[shape]") {
   auto r = InferText(R"(
     <ir_version: 8, opset_import: ["" : 17, "x.custom" : 1]>
     g (float[B, 8] X) => (float[B, 8] Y, float[P, Q] Z) <float[B, 7] T> {

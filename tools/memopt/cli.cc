@@ -1,12 +1,105 @@
 #include "cli.h"
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <set>
 
 #include "io/atomic_write.h"
 
 namespace memopt::cli {
+
+namespace {
+
+GlobalOptions g_globals;
+bool g_color = false;
+
+const char* Red() { return g_color ? "\033[1;31m" : ""; }
+const char* Yellow() { return g_color ? "\033[1;33m" : ""; }
+const char* Cyan() { return g_color ? "\033[1;36m" : ""; }
+const char* Reset() { return g_color ? "\033[0m" : ""; }
+
+bool IsSetNotZero(const char* value) { return value != nullptr && value[0] != '\0' && std::strcmp(value, "0") != 0; }
+
+}  // namespace
+
+void ConfigureTerminal(const GlobalOptions& globals) {
+  g_globals = globals;
+  g_color = ShouldUseColor(globals.no_color, isatty(STDERR_FILENO) != 0, std::getenv("TERM"),
+                           std::getenv("NO_COLOR"), std::getenv("CLICOLOR_FORCE"), std::getenv("FORCE_COLOR"));
+}
+
+const GlobalOptions& Globals() { return g_globals; }
+
+bool ShouldUseColor(bool no_color_flag, bool stderr_is_tty, const char* term, const char* no_color,
+                    const char* clicolor_force, const char* force_color) {
+  if (no_color_flag || no_color != nullptr) return false;
+  if (IsSetNotZero(clicolor_force) || IsSetNotZero(force_color)) return true;
+  return stderr_is_tty && !(term != nullptr && std::strcmp(term, "dumb") == 0);
+}
+
+bool ColorEnabled() { return g_color; }
+
+void PrintInfo(int level, const std::string& message) {
+  if (g_globals.verbosity < level) return;
+  std::fprintf(stderr, "memopt: %s\n", message.c_str());
+}
+
+Progress::Progress(std::string first_stage) : stage_(std::move(first_stage)) {
+  live_ = g_globals.verbosity >= 0 && isatty(STDERR_FILENO) != 0;
+  const char* term = std::getenv("TERM");
+  if (term != nullptr && std::strcmp(term, "dumb") == 0) live_ = false;
+  stage_start_ = std::chrono::steady_clock::now();
+  Draw("", true);
+}
+
+Progress::~Progress() {
+  FinishStage();
+  if (live_ && drawn_width_ > 0) {
+    std::fprintf(stderr, "\r%*s\r", static_cast<int>(drawn_width_), "");
+    std::fflush(stderr);
+  }
+}
+
+void Progress::Stage(std::string text) {
+  FinishStage();
+  stage_ = std::move(text);
+  stage_start_ = std::chrono::steady_clock::now();
+  Draw("", true);
+}
+
+void Progress::Update(int64_t done, int64_t total) {
+  if (!live_ || total <= 0) return;
+  Draw(" " + std::to_string(static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total))) + "%",
+       false);
+}
+
+void Progress::Draw(const std::string& suffix, bool force) {
+  if (!live_) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (!force && now - last_draw_ < std::chrono::milliseconds(100)) return;
+  last_draw_ = now;
+  std::string line = "memopt: " + stage_ + " ..." + suffix;
+  if (line.size() > 100) line = line.substr(0, 97) + "...";
+  const size_t pad = drawn_width_ > line.size() ? drawn_width_ - line.size() : 0;
+  std::fprintf(stderr, "\r%s%*s", line.c_str(), static_cast<int>(pad), "");
+  std::fflush(stderr);
+  drawn_width_ = line.size();
+}
+
+void Progress::FinishStage() {
+  if (stage_.empty() || g_globals.verbosity < 1) return;
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - stage_start_).count();
+  if (live_ && drawn_width_ > 0) {
+    std::fprintf(stderr, "\r%*s\r", static_cast<int>(drawn_width_), "");
+    drawn_width_ = 0;
+  }
+  std::fprintf(stderr, "memopt: %s: %.0f ms\n", stage_.c_str(), ms);
+}
 
 int ExitCodeFor(const Status& status) {
   switch (status.code()) {
@@ -25,20 +118,28 @@ int ReportError(const Status& status) {
   for (char& c : message) {
     if (c == '\n') c = ' ';
   }
-  std::fprintf(stderr, "memopt: error: %s\n", message.c_str());
+  std::fprintf(stderr, "memopt: %serror:%s %s\n", Red(), Reset(), message.c_str());
   return ExitCodeFor(status);
 }
 
-void PrintWarning(const std::string& message) { std::fprintf(stderr, "memopt: warning: %s\n", message.c_str()); }
-void PrintHint(const std::string& message) { std::fprintf(stderr, "memopt: hint: %s\n", message.c_str()); }
+void PrintWarning(const std::string& message) {
+  if (g_globals.verbosity < -1) return;  // -qq
+  std::fprintf(stderr, "memopt: %swarning:%s %s\n", Yellow(), Reset(), message.c_str());
+}
+void PrintHint(const std::string& message) {
+  if (g_globals.verbosity < 0) return;  // -q
+  std::fprintf(stderr, "memopt: %shint:%s %s\n", Cyan(), Reset(), message.c_str());
+}
 
 Expected<LoadedModel> LoadAndInfer(const std::string& path) {
   LoadedModel out;
+  Progress progress("loading " + path);
   Stopwatch load_watch;
   auto model = LoadModel(path);
   if (!model.ok()) return model.status().WithContext(path);
   out.load_ms = load_watch.ElapsedMs();
   out.model = std::move(model).value();
+  progress.Stage("inferring shapes (" + std::to_string(out.model.graph.nodes.size()) + " nodes)");
   Stopwatch infer_watch;
   auto stats = InferShapes(out.model.graph);
   if (!stats.ok()) return stats.status().WithContext(path);

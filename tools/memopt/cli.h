@@ -42,6 +42,44 @@ struct Subcommand {
 
 const std::vector<Subcommand>& Subcommands();
 
+/// Terminal behaviour, decided once by main after the options are parsed: verbosity, colour.
+void ConfigureTerminal(const GlobalOptions& globals);
+/// The options ConfigureTerminal saw (defaults before it runs).
+const GlobalOptions& Globals();
+/// Colour rule: never with --no-color or NO_COLOR (any value); else forced on by CLICOLOR_FORCE or
+/// FORCE_COLOR (set and not "0"); else only when stderr is a TTY and TERM is not "dumb".
+/// Arguments are the environment values (nullptr = unset).
+bool ShouldUseColor(bool no_color_flag, bool stderr_is_tty, const char* term, const char* no_color,
+                    const char* clicolor_force, const char* force_color);
+/// True when stderr messages are coloured (ConfigureTerminal applied ShouldUseColor).
+bool ColorEnabled();
+/// "memopt: <message>" on stderr when the verbosity is at least `level` (1: -v, 2: -vv, 3: -vvv).
+void PrintInfo(int level, const std::string& message);
+
+/// Progress of a long stage on stderr (loading, gradient building, benchmarking). On a TTY at
+/// verbosity >= 0: one overprinted line ("memopt: loading model.onnx ... 42%"), erased when the
+/// object is destroyed, redrawn at most every 100 ms. Elsewhere silent, except that -v prints each
+/// finished stage with its time ("memopt: inferring shapes: 812 ms").
+class Progress {
+ public:
+  explicit Progress(std::string first_stage);
+  ~Progress();
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+  /// Finishes the current stage and starts the next one.
+  void Stage(std::string text);
+  /// `done` of `total` units of the current stage (drawn as a percentage).
+  void Update(int64_t done, int64_t total);
+
+ private:
+  void Draw(const std::string& suffix, bool force);
+  void FinishStage();
+  std::string stage_;
+  bool live_ = false;  ///< drawing on a TTY
+  std::chrono::steady_clock::time_point stage_start_, last_draw_;
+  size_t drawn_width_ = 0;
+};
+
 int ExitCodeFor(const Status& status);
 /// Prints "memopt: error: <message>" to stderr and returns the exit code for it.
 int ReportError(const Status& status);

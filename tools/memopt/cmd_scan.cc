@@ -8,7 +8,9 @@
 #include "analysis/op_table.h"
 #include "analysis/scan.h"
 #include "cli.h"
+#include "gates.h"
 #include "report/scan_report.h"
+#include "scan_views.h"
 
 namespace memopt::cli {
 
@@ -24,6 +26,8 @@ struct ScanArgs {
   std::string boundary;
   std::string op_table;
   bool timings = false;
+  GateOptions gates;
+  ScanViewArgs views;
 };
 
 int RunScan(const ScanArgs& args, const GlobalOptions& globals) {
@@ -31,6 +35,10 @@ int RunScan(const ScanArgs& args, const GlobalOptions& globals) {
   if (!ParseOutputFormat(args.format, &format)) {
     return ReportError(UsageError("unknown --format '" + args.format + "'; use table, json, csv or markdown"));
   }
+  Status gates_ok = ValidateGateOptions(args.gates);
+  if (!gates_ok.ok()) return ReportError(gates_ok);
+  Status views_ok = ValidateScanViews(args.views, args.output);
+  if (!views_ok.ok()) return ReportError(views_ok);
   Stopwatch total;
   auto loaded = LoadAndInfer(args.model);
   if (!loaded.ok()) return ReportError(loaded.status());
@@ -62,10 +70,15 @@ int RunScan(const ScanArgs& args, const GlobalOptions& globals) {
   if (!result.ok()) return ReportError(result.status().WithContext(args.model));
   double analysis_ms = analysis_watch.ElapsedMs();
 
-  ScanReportInput report{args.model, &graph, &*result, &options, &loaded->shape_stats, args.details};
-  std::string text = format == OutputFormat::kJson ? ScanToJson(report).dump(2) + "\n" : RenderScanText(report, format);
-  Status written = WriteOutput(args.output, text, args.model);
-  if (!written.ok()) return ReportError(written);
+  auto replaced = RunScanViews(args.views, {args.model, &loaded->model, &*result, &options, format, args.output});
+  if (!replaced.ok()) return ReportError(replaced.status());
+  if (!*replaced) {
+    ScanReportInput report{args.model, &graph, &*result, &options, &loaded->shape_stats, args.details};
+    std::string text =
+        format == OutputFormat::kJson ? ScanToJson(report).dump(2) + "\n" : RenderScanText(report, format);
+    Status written = WriteOutput(args.output, text, args.model);
+    if (!written.ok()) return ReportError(written);
+  }
 
   if (globals.verbosity >= 0 && !result->peak.unbound_dims.empty()) {
     std::string list, example;
@@ -84,7 +97,9 @@ int RunScan(const ScanArgs& args, const GlobalOptions& globals) {
     std::fprintf(stderr, "memopt: timings: load_ms=%.3f infer_ms=%.3f analysis_ms=%.3f total_ms=%.3f nodes=%zu\n",
                  loaded->load_ms, loaded->infer_ms, analysis_ms, total.ElapsedMs(), graph.nodes.size());
   }
-  return kExitOk;
+  GateInput gate{"estimated peak", result->peak.sized, result->peak.peak_bytes, result->peak.peak_bytes,
+                 result->peak.unbound_dims};
+  return CheckGates(args.gates, gate, globals);
 }
 
 }  // namespace
@@ -103,6 +118,8 @@ std::function<int()> SetupScan(CLI::App& app, const GlobalOptions& globals) {
   app.add_option("--boundary", args->boundary, "name of the last forward node (overrides YieldOp / loss detection)");
   app.add_option("--op-table", args->op_table, "JSON file of extra recomputable ops (format: configs/recompute_ops.json)");
   app.add_flag("--timings", args->timings, "print load / shape inference / analysis times to stderr");
+  AddGateOptions(app, args->gates);
+  AddScanViewOptions(app, args->views);
   return [args, &globals] { return RunScan(*args, globals); };
 }
 

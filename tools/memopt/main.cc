@@ -1,55 +1,86 @@
 // memopt: cut the peak memory of ONNX training graphs by recomputing activations.
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 
-#include <google/protobuf/stubs/common.h>
-#include <onnx/common/version.h>
-
 #include "cli.h"
 #include "sym/sym_expr.h"
+#include "version_info.h"
 
 namespace {
 
 constexpr const char* kExitCodeHelp =
     "Exit codes: 0 ok, 1 error (bad model, config or data), 2 usage, 3 budget/gate not met,\n"
-    "            4 no GPU, 5 verification failed, 130 interrupted.";
+    "            4 no GPU, 5 verification failed, 130 interrupted.\n"
+    "Environment: NO_COLOR disables colour; CLICOLOR_FORCE/FORCE_COLOR force it on stderr.";
 
-std::string VersionString() {
-  std::string v = std::string("memopt ") + MEMOPT_VERSION + " (onnx " + onnx::LAST_RELEASE_VERSION + ", protobuf " +
-                  google::protobuf::internal::VersionString(GOOGLE_PROTOBUF_VERSION) + ")";
-  return v;
+/// "unknown command 'plna', did you mean 'plan'?" before CLI11 sees the arguments.
+int CheckSubcommand(int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return -1;
+  std::vector<std::string> names;
+  for (const memopt::cli::Subcommand& s : memopt::cli::Subcommands()) {
+    names.push_back(s.name);
+    if (std::strcmp(s.name, argv[1]) == 0) return -1;
+  }
+  if (std::strcmp(argv[1], "help") == 0) return -1;
+  std::string message = std::string("unknown command '") + argv[1] + "'";
+  std::string guess = memopt::ClosestMatch(argv[1], names);
+  if (!guess.empty()) message += ", did you mean '" + guess + "'?";
+  message += " (run `memopt --help` for the list)";
+  return memopt::cli::ReportError(memopt::UsageError(message));
+}
+
+/// Long option names (with "--") of the app and the subcommand named in argv.
+std::vector<std::string> KnownOptions(CLI::App& app, int argc, char** argv) {
+  std::vector<std::string> names;
+  auto collect = [&](const CLI::App* a) {
+    for (const CLI::Option* opt : a->get_options()) {
+      for (const std::string& n : opt->get_lnames()) names.push_back("--" + n);
+    }
+  };
+  collect(&app);
+  for (int i = 1; i < argc; ++i) {
+    if (argv[i][0] == '-') continue;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      if (sub->get_name() == argv[i]) collect(sub);
+    }
+    break;
+  }
+  return names;
+}
+
+/// CLI11's "The following arguments were not expected: --timline" plus a did-you-mean for each
+/// unknown long option.
+std::string ExplainExtras(const CLI::ExtrasError& e, CLI::App& app, int argc, char** argv) {
+  std::string message = e.what();
+  const std::vector<std::string> known = KnownOptions(app, argc, argv);
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--", 0) != 0 || arg == "--") continue;
+    arg = arg.substr(0, arg.find('='));
+    if (std::find(known.begin(), known.end(), arg) != known.end()) continue;
+    const std::string guess = memopt::ClosestMatch(arg, known);
+    if (!guess.empty()) message += "; did you mean '" + guess + "' for '" + arg + "'?";
+  }
+  return message;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace memopt::cli;
-  // A mistyped subcommand gets a suggestion instead of CLI11's generic message.
-  if (argc >= 2 && argv[1][0] != '-') {
-    std::vector<std::string> names;
-    bool known = false;
-    for (const Subcommand& s : Subcommands()) {
-      names.push_back(s.name);
-      known = known || std::strcmp(s.name, argv[1]) == 0;
-    }
-    if (!known && std::strcmp(argv[1], "help") != 0) {
-      std::string message = std::string("unknown command '") + argv[1] + "'";
-      std::string guess = memopt::ClosestMatch(argv[1], names);
-      if (!guess.empty()) message += ", did you mean '" + guess + "'?";
-      message += " (run `memopt --help` for the list)";
-      return ReportError(memopt::UsageError(message));
-    }
-  }
+  if (int code = CheckSubcommand(argc, argv); code >= 0) return code;
 
   CLI::App app{"memopt: cut the peak GPU memory of ONNX training graphs by recomputing activations", "memopt"};
   app.footer(kExitCodeHelp);
   app.require_subcommand(1);
   GlobalOptions globals;
   int verbose = 0, quiet = 0;
-  app.add_flag("-v,--verbose", verbose, "more output on stderr (repeatable)");
-  app.add_flag("-q,--quiet", quiet, "less output on stderr (repeatable)");
+  app.add_flag("-v,--verbose", verbose, "more output on stderr: stage times (-v), details (-vv, -vvv)");
+  app.add_flag("-q,--quiet", quiet, "less output on stderr: no hints (-q), no warnings either (-qq)");
   app.add_flag("--no-color", globals.no_color, "never colour output (NO_COLOR is honoured too)");
-  app.set_version_flag("--version", VersionString());
+  app.set_version_flag("--version", VersionString(), "print the version of memopt and of onnx, protobuf, CUDA");
 
   std::function<int()> run;
   for (const Subcommand& s : Subcommands()) {
@@ -72,11 +103,24 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion&) {
     std::cout << VersionString() << "\n";
     return kExitOk;
+  } catch (const CLI::ExtrasError& e) {
+    ConfigureTerminal(globals);
+    return ReportError(memopt::UsageError(ExplainExtras(e, app, argc, argv)));
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return kExitOk;
+    ConfigureTerminal(globals);
     return ReportError(memopt::UsageError(e.what()));
   }
   globals.verbosity = verbose - quiet;
   if (std::getenv("NO_COLOR") != nullptr) globals.no_color = true;
-  return run ? run() : kExitUsage;
+  ConfigureTerminal(globals);
+  Stopwatch watch;
+  const int code = run ? run() : kExitUsage;
+  if (globals.verbosity >= 1) {
+    std::string command;
+    for (int i = 1; i < argc; ++i) command += std::string(i > 1 ? " " : "") + argv[i];
+    std::fprintf(stderr, "memopt: %s | %.2fs | exit %d | memopt %s\n", code == 0 ? "PASSED" : "FAILED",
+                 watch.ElapsedMs() / 1000.0, code, command.c_str());
+  }
+  return code;
 }

@@ -1,6 +1,10 @@
 // Binary arithmetic with numpy broadcasting: Add Sub Mul Div Mod Pow PRelu. Integer arithmetic
 // wraps (computed in the unsigned type of the same width); integer Div truncates toward zero and
 // Div/Mod by zero give 0 instead of trapping.
+
+// The build uses -O2, whose "very cheap" vectorizer cost model skips loops with a runtime trip
+// count; the elementwise loops here are meant to be vectorized, so use the dynamic model.
+#pragma GCC optimize("vect-cost-model=dynamic")
 #include <cmath>
 #include <limits>
 #include <string>

@@ -1,5 +1,9 @@
 // Comparisons (bool output), logical and bitwise ops, all with numpy broadcasting:
 // Equal Less LessOrEqual Greater GreaterOrEqual, And Or Xor Not, BitwiseAnd/Or/Xor/Not, BitShift.
+
+// The build uses -O2, whose "very cheap" vectorizer cost model skips loops with a runtime trip
+// count; the elementwise loops here are meant to be vectorized, so use the dynamic model.
+#pragma GCC optimize("vect-cost-model=dynamic")
 #include <string>
 #include <type_traits>
 

@@ -1,5 +1,9 @@
 // Unary math and activation kernels: one output of the input's dtype and shape. Float types are
 // computed in float (double for double); float16/bfloat16 are rounded on store.
+
+// The build uses -O2, whose "very cheap" vectorizer cost model skips loops with a runtime trip
+// count; the elementwise loops here are meant to be vectorized, so use the dynamic model.
+#pragma GCC optimize("vect-cost-model=dynamic")
 #include <cmath>
 #include <string>
 #include <type_traits>

@@ -1,6 +1,10 @@
 // Variadic elementwise ops with broadcasting over all inputs: Sum, Mean, Max, Min; and Where.
 // Sum/Max/Min fold the inputs one at a time into the output buffer (in place), so float16 and
 // bfloat16 partial results are rounded after each input, as a chain of binary ops would be.
+
+// The build uses -O2, whose "very cheap" vectorizer cost model skips loops with a runtime trip
+// count; the elementwise loops here are meant to be vectorized, so use the dynamic model.
+#pragma GCC optimize("vect-cost-model=dynamic")
 #include <cmath>
 #include <cstring>
 #include <limits>

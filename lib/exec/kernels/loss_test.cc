@@ -126,7 +126,7 @@ g (float[1,2] s, int64[1] l) => (float16 loss, float16[1,2] lp) {
               1e-3, 0);
 }
 
-TEST_CASE("loss kernels reject labels outside [0, C)", "[exec][kernels][math]") {
+TEST_CASE("loss kernels reject labels outside 0..C-1", "[exec][kernels][math]") {
   auto model = LoadModelFromText(R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[1,2] s, int64[1] l) => (float loss) { loss = SoftmaxCrossEntropyLoss (s, l) })");
   REQUIRE(model.ok());

@@ -7,6 +7,10 @@
 // with one entry per output element (a vector update when the innermost group is kept, a scalar
 // fold when it is reduced). Sums and products of float types accumulate in double, of integer
 // types in 64 bits; Max/Min compare in the compute type and propagate NaN like numpy.
+
+// The build uses -O2, whose "very cheap" vectorizer cost model skips loops with a runtime trip
+// count; the elementwise loops here are meant to be vectorized, so use the dynamic model.
+#pragma GCC optimize("vect-cost-model=dynamic")
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -120,9 +124,23 @@ void Accumulate(const T* x, const ReduceLayout& l, std::vector<A>& acc, Map map,
   auto row = [&](int64_t in_off, int64_t out_off, int64_t n) {
     const T* px = x + in_off;
     if (inner_reduced) {
-      A v = a[out_off];
-      for (int64_t i = 0; i < n; ++i) v = combine(v, map(Load(px[i]), out_off));
-      a[out_off] = v;
+      // Four independent partial results break the dependency chain (the combine is
+      // associative and commutative; float sums are reordered, as any parallel sum would be).
+      A v0 = a[out_off];
+      int64_t i = 0;
+      if (n >= 8) {
+        A v1 = map(Load(px[1]), out_off), v2 = map(Load(px[2]), out_off), v3 = map(Load(px[3]), out_off);
+        v0 = combine(v0, map(Load(px[0]), out_off));
+        for (i = 4; i + 4 <= n; i += 4) {
+          v0 = combine(v0, map(Load(px[i]), out_off));
+          v1 = combine(v1, map(Load(px[i + 1]), out_off));
+          v2 = combine(v2, map(Load(px[i + 2]), out_off));
+          v3 = combine(v3, map(Load(px[i + 3]), out_off));
+        }
+        v0 = combine(combine(v0, v1), combine(v2, v3));
+      }
+      for (; i < n; ++i) v0 = combine(v0, map(Load(px[i]), out_off));
+      a[out_off] = v0;
     } else {
       A* pa = a + out_off;
       for (int64_t i = 0; i < n; ++i) pa[i] = combine(pa[i], map(Load(px[i]), out_off + i));

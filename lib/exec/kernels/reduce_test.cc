@@ -169,6 +169,11 @@ TEST_CASE("ReduceMax/Min on bool, integer and half inputs", "[exec][reduce]") {
 TEST_CASE("ReduceMax propagates NaN", "[exec][reduce]") {
   const Tensor x = F32({3}, {1, std::nan(""), 2});
   CHECK(std::isnan(Reduce(WithKeep("ReduceMax", 0), x).GetAsDouble(0)));
+  std::vector<double> v(21, 1.0);
+  v[13] = std::nan("");
+  const Tensor longer = F32({21}, v);
+  CHECK(std::isnan(Reduce(WithKeep("ReduceMax", 0), longer).GetAsDouble(0)));
+  CHECK(std::isnan(Reduce(WithKeep("ReduceMin", 0), longer).GetAsDouble(0)));
 }
 
 TEST_CASE("reductions with axes out of range are errors", "[exec][reduce]") {

@@ -170,7 +170,7 @@ TEST_CASE("Pad modes: constant with negative pads, reflect, edge, wrap", "[tenso
   CHECK(Values(old) == V{5, 0, 1, 5});
 }
 
-TEST_CASE("ConcatTraining returns per-input lengths; SplitTraining splits by lengths", "[tensor][kernels]") {
+TEST_CASE("ConcatTraining returns per-input lengths, SplitTraining splits by lengths", "[tensor][kernels]") {
   auto out = Call("ConcatTraining", 1, "com.microsoft", 2).In(Iota({2, 1})).In(Iota({2, 3})).Int("axis", 1).Must();
   CHECK(out[0].shape() == S{2, 4});
   CHECK(Values(out[0]) == V{0, 0, 1, 2, 1, 3, 4, 5});

@@ -107,7 +107,7 @@ Status SqueezeKernel(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   MEMOPT_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> axes, AxesAttrOrInput(ctx));
   std::vector<bool> drop(static_cast<size_t>(x.rank()), false);
-  if (axes) {
+  if (axes && !axes->empty()) {  // an empty axes list squeezes every size-1 dim, like no axes
     auto norm = NormalizeAxes(*axes, x.rank());
     if (!norm) {
       return ctx.Error("axes " + ListToString(*axes) + " are out of range or repeated for " + x.Describe());

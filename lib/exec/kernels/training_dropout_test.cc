@@ -221,7 +221,7 @@ TEST_CASE("Dropout then DropoutGrad round-trips the mask", "[training][kernels]"
   for (size_t i = 0; i < 33; ++i) CHECK(std::abs(dx[i] - (m[i] != 0 ? 1 / 0.7 : 0.0)) < 1e-6);
 }
 
-TEST_CASE("Dropout rejects ratios outside [0, 1]", "[training][kernels]") {
+TEST_CASE("Dropout rejects ratios outside 0..1", "[training][kernels]") {
   auto r = OnnxDropout(Ramp(4), {4}, 1.5, true, 1).Run();
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().message().find("ratio") != std::string::npos);

@@ -56,7 +56,7 @@ TEST_CASE("SoftmaxCrossEntropyLossGrad equals finite differences of ORT's loss",
   }
 }
 
-TEST_CASE("SoftmaxCrossEntropyLossInternalGrad on [N, C, D] with weights, bias and output_type",
+TEST_CASE("SoftmaxCrossEntropyLossInternalGrad on N x C x D with weights, bias and output_type",
           "[training][kernels]") {
   KernelCall call(kMs, "SoftmaxCrossEntropyLossInternalGrad");
   call.Input(F64({}, {1.25})).Input(F64({2, 3, 2}, ex::kSce3LogProb)).Input(I64({2, 2}, Labels(ex::kSce3Labels)));

@@ -156,7 +156,9 @@ TapTable BuildTaps(const Geometry& g) {
   }
   t.offset.assign(static_cast<size_t>(t.out_size * t.taps), -1);
   t.padded.assign(static_cast<size_t>(t.out_size), 0);
-  std::vector<int64_t> o(n, 0), k(n, 0);
+  std::vector<int64_t> o = g.out, k = g.kernel;  // multi-indices, zeroed below
+  std::fill(o.begin(), o.end(), 0);
+  std::fill(k.begin(), k.end(), 0);
   for (int64_t oi = 0; oi < t.out_size; ++oi) {
     for (int64_t ki = 0; ki < t.taps; ++ki) {
       int64_t off = 0;
