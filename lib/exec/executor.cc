@@ -204,9 +204,16 @@ class Run {
 Status CheckSupported(const Graph& graph, const KernelRegistry& registry) {
   std::map<std::string, std::string> missing;  // op key -> first node
   for (const Node& node : graph.nodes) {
-    if (registry.Find(node.domain, node.op_type) != nullptr) continue;
+    const KernelInfo* info = registry.Find(node.domain, node.op_type);
+    std::string key = OpKey(node);
+    if (info != nullptr) {
+      if (info->node_check == nullptr) continue;
+      const std::string what = info->node_check(node);
+      if (what.empty()) continue;
+      key += " " + what;
+    }
     const std::string shown = node.name.empty() ? node.op_type + "#" + std::to_string(node.id) : node.name;
-    missing.emplace(OpKey(node), shown);
+    missing.emplace(key, shown);
   }
   if (missing.empty()) return Status::Ok();
   std::string list;

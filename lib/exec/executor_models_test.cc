@@ -54,6 +54,12 @@ TEST_CASE("executor on real graphs: recompute_tile", "[exec][executor][data]") {
                                   "query_layer_dim2=16");
 }
 
+TEST_CASE("executor on real graphs: 3-layer BLOOM (ATen embedding, float16)", "[exec][executor][data]") {
+  CheckMeasuredPeakEqualsEstimate("ort_recompute/3layer_bloom_optimized_training.onnx",
+                                  "inputs_input_ids_dim0=2,inputs_attention_mask_dim1=8,inputs_attention_mask_dim0=2,"
+                                  "inputs_labels_dim0=2,inputs_labels_dim1=8");
+}
+
 TEST_CASE("executor on real graphs: MNIST training model", "[exec][executor][data]") {
   CheckMeasuredPeakEqualsEstimate("ort_training_api/training_model.onnx", "input-0_dim0=8,input-0_dim1=784,"
                                                                           "output-0_dim0=8");

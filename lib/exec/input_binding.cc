@@ -40,9 +40,10 @@ Status CheckFeed(const Graph& graph, ValueId value, const Tensor& feed, BoundDim
     if (name.empty()) continue;
     auto [it, inserted] = bound.emplace(name, std::make_pair(got, v.name));
     if (!inserted && it->second.first != got) {
+      const std::string& source = it->second.second;
+      const std::string from = source.rfind("--", 0) == 0 ? source : "input '" + source + "'";
       return InvalidInput(what + ": dim " + std::to_string(i) + " is '" + name + "' = " +
-                          std::to_string(it->second.first) + " (from input '" + it->second.second + "'), got " +
-                          std::to_string(got));
+                          std::to_string(it->second.first) + " (from " + from + "), got " + std::to_string(got));
     }
   }
   return Status::Ok();

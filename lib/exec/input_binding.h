@@ -12,7 +12,7 @@
 
 namespace memopt {
 
-/// Symbolic dims bound so far: name -> (value, input that bound it).
+/// Symbolic dims bound so far: name -> (value, input that bound it, or "--dims").
 using BoundDims = std::map<std::string, std::pair<int64_t, std::string>>;
 
 /// Checks `feed` for graph input (or initializer) `value`. Errors name the input:

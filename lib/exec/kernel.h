@@ -51,6 +51,9 @@ struct KernelInfo {
   /// tests use numpy's) cannot match, so the conformance runner reports such cases as skipped.
   /// nullptr: never random. Evaluated with ctx.inputs bound and ctx.outputs empty.
   bool (*is_random)(const KernelContext& ctx) = nullptr;
+  /// For ops whose support depends on the node (ATen's `operator` attribute): "" when this node
+  /// can run, else what is missing (e.g. "operator 'foo'"). nullptr: every node can run.
+  std::string (*node_check)(const Node& node) = nullptr;
 };
 
 class KernelRegistry {
@@ -66,6 +69,11 @@ class KernelRegistry {
     auto it = kernels_.find({domain, op});
     if (it != kernels_.end()) it->second.is_random = is_random;
   }
+  /// Sets KernelInfo::node_check of an op registered before.
+  void SetNodeCheck(const std::string& domain, const std::string& op, std::string (*check)(const Node&)) {
+    auto it = kernels_.find({domain, op});
+    if (it != kernels_.end()) it->second.node_check = check;
+  }
   /// "op" or "domain::op", sorted.
   std::vector<std::string> OpNames() const;
 
@@ -79,5 +87,6 @@ void RegisterReduceKernels(KernelRegistry& r);        // kernels/reduce.cc
 void RegisterTensorKernels(KernelRegistry& r);        // kernels/tensor_*.cc (shape/layout/index ops)
 void RegisterMathKernels(KernelRegistry& r);          // kernels/matmul.cc, conv.cc, pool.cc, norm.cc, softmax.cc, loss.cc
 void RegisterTrainingKernels(KernelRegistry& r);      // kernels/training_*.cc (com.microsoft ops, *Grad, dropout)
+void RegisterAtenKernels(KernelRegistry& r);          // kernels/aten.cc (org.pytorch.aten::ATen embedding)
 
 }  // namespace memopt

@@ -149,6 +149,14 @@ Expected<Tensor> RandomInput(const Graph& graph, ValueId value, const DimBinding
 
 Expected<std::map<std::string, Tensor>> CompleteFeeds(const Graph& graph, const std::map<std::string, Tensor>& given,
                                                       const DimBindings& dims, uint64_t seed) {
+  // Given tensors must agree with the model and with the dims the user bound.
+  BoundDims bound;
+  for (const auto& [name, value] : dims.values()) bound.emplace(name, std::make_pair(value, std::string("--dims")));
+  for (const auto& [name, tensor] : given) {
+    const ValueId v = graph.FindValue(name);
+    if (v == kNone || !graph.value(v).is_graph_input) continue;
+    MEMOPT_RETURN_IF_ERROR(CheckFeed(graph, v, tensor, bound));
+  }
   DimBindings all = dims;
   const DimBindings from_feeds = DimsFromFeeds(graph, given);
   for (const auto& [name, value] : from_feeds.values()) {

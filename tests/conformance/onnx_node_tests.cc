@@ -139,15 +139,19 @@ std::string SkipReason(const Graph& graph, const std::map<std::string, Tensor>& 
       return "output '" + value.name + "' has data type " + DataTypeName(value.info.dtype);
     }
   }
-  // Dropout in training mode with a non-zero ratio draws its mask from memopt's counter-based
-  // generator (Philox), not numpy's: the expected values cannot match bit for bit.
+  // Kernels that draw random numbers (Dropout in training mode with ratio > 0) use memopt's
+  // counter-based generator, not numpy's: such expected values cannot match.
   for (const Node& node : graph.nodes) {
-    if (node.op_type != "Dropout" || node.inputs.size() < 3 || node.inputs[2] == kNone) continue;
-    auto mode = feeds.find(graph.value(node.inputs[2]).name);
-    auto ratio = node.inputs[1] == kNone ? feeds.end() : feeds.find(graph.value(node.inputs[1]).name);
-    const bool training = mode != feeds.end() && mode->second.numel() == 1 && mode->second.GetAsDouble(0) != 0;
-    const bool zero_ratio = ratio != feeds.end() && ratio->second.numel() == 1 && ratio->second.GetAsDouble(0) == 0;
-    if (training && !zero_ratio) return "random output: Dropout in training mode (memopt's Philox mask, not numpy's)";
+    const KernelInfo* info = registry.Find(node.domain, node.op_type);
+    if (info->is_random == nullptr) continue;
+    KernelContext ctx;
+    ctx.node = &node;
+    ctx.graph = &graph;
+    for (ValueId in : node.inputs) {
+      auto it = in == kNone ? feeds.end() : feeds.find(graph.value(in).name);
+      ctx.inputs.push_back(it == feeds.end() ? nullptr : &it->second);
+    }
+    if (info->is_random(ctx)) return "random output: " + OpKey(node) + " draws from memopt's Philox generator";
   }
   for (const Node& node : graph.nodes) {
     const KernelInfo* info = registry.Find(node.domain, node.op_type);

@@ -39,6 +39,7 @@ KernelRegistry BuildCpuRegistry() {
   RegisterTensorKernels(r);
   RegisterMathKernels(r);
   RegisterTrainingKernels(r);
+  RegisterAtenKernels(r);
   return r;
 }
 

@@ -1,5 +1,6 @@
 #include "exec/kernels/tensor_common.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "exec/kernels/kernel_util.h"
@@ -177,6 +178,30 @@ template <typename U>
 void StridedCopyTyped(const U* src, U* dst, const CopyPlan& p, int64_t src_off, int64_t dst_off) {
   const int64_t inner = p.dims.back();
   const int64_t sst = p.ss.back(), dst_stride = p.ds.back();
+  const size_t r = p.dims.size();
+  if (r >= 2 && sst > 1 && p.ss[r - 2] == 1 && inner * p.dims[r - 2] >= 4096) {
+    // A transpose of the last two dims: copy 32 x 32 tiles so both sides stay in cache.
+    CopyPlan outer;
+    outer.dims.assign(p.dims.begin(), p.dims.end() - 1);
+    outer.ss.assign(p.ss.begin(), p.ss.end() - 1);
+    outer.ds.assign(p.ds.begin(), p.ds.end() - 1);
+    const int64_t rows = p.dims[r - 2], row_dst = p.ds[r - 2];
+    constexpr int64_t kTile = 32;
+    ForEachRow(outer, src_off, dst_off, true, [&](int64_t so, int64_t dof) {
+      for (int64_t i0 = 0; i0 < rows; i0 += kTile) {
+        const int64_t i1 = std::min(rows, i0 + kTile);
+        for (int64_t j0 = 0; j0 < inner; j0 += kTile) {
+          const int64_t j1 = std::min(inner, j0 + kTile);
+          for (int64_t i = i0; i < i1; ++i) {
+            const U* s = src + so + i;
+            U* d = dst + dof + i * row_dst;
+            for (int64_t j = j0; j < j1; ++j) d[j * dst_stride] = s[j * sst];
+          }
+        }
+      }
+    });
+    return;
+  }
   ForEachRow(p, src_off, dst_off, true, [&](int64_t so, int64_t dof) {
     const U* s = src + so;
     U* d = dst + dof;

@@ -343,6 +343,26 @@ TEST_CASE("Transpose with a permutation of a 4-D tensor", "[tensor][kernels]") {
   CHECK(ok);
 }
 
+TEST_CASE("Transpose of large tensors takes the tiled path and matches the index formula", "[tensor][kernels]") {
+  // [3, 70, 90] with perm (0, 2, 1) and [130, 77] with perm (1, 0): sizes that are not multiples
+  // of the 32 x 32 tiles.
+  Tensor x = Iota({3, 70, 90});
+  auto t = Call("Transpose", 13).In(x).Ints("perm", {0, 2, 1}).Must()[0];
+  REQUIRE(t.shape() == S{3, 90, 70});
+  bool ok = true;
+  for (int64_t a = 0; a < 3; ++a)
+    for (int64_t b = 0; b < 70; ++b)
+      for (int64_t c = 0; c < 90; ++c) ok = ok && t.data<float>()[(a * 90 + c) * 70 + b] == static_cast<float>((a * 70 + b) * 90 + c);
+  CHECK(ok);
+  Tensor y = Iota({130, 77});
+  auto u = Call("Transpose", 13).In(y).Must()[0];
+  REQUIRE(u.shape() == S{77, 130});
+  ok = true;
+  for (int64_t i = 0; i < 130; ++i)
+    for (int64_t j = 0; j < 77; ++j) ok = ok && u.data<float>()[j * 130 + i] == static_cast<float>(i * 77 + j);
+  CHECK(ok);
+}
+
 TEST_CASE("Gather, GatherElements and GatherND index correctly", "[tensor][kernels]") {
   auto g = Call("Gather", 13).In(Iota({3, 2})).In(I64({2, 2}, {2, 0, -1, 1})).Must()[0];
   CHECK(g.shape() == S{2, 2, 2});
