@@ -1,0 +1,1 @@
+apply @DATA@/ort_recompute/recompute_tile.onnx --config @SRC@/tests/data/configs/tile.json -o @WORK@/out.onnx --verify --dims input1_dim0=24,input1_dim1=8,query_layer_dim0=48,query_layer_dim1=8,query_layer_dim2=16

@@ -1,0 +1,1 @@
+run @SRC@/tests/data/run/unsupported_op.onnx
