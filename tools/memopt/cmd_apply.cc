@@ -17,6 +17,8 @@
 #include "plan/selection.h"
 #include "rewrite/model_writer.h"
 #include "rewrite/verify_rewrite.h"
+#include "report/timeline_render.h"
+#include "timeline_output.h"
 #include "util/bytes.h"
 
 namespace memopt::cli {
@@ -35,6 +37,7 @@ struct ApplyArgs {
   bool verify = false;
   uint64_t seed = 0;
   std::string format = "table";
+  std::string timeline;
 };
 
 Expected<MemoryOptConfig> ReadConfig(const std::string& config) {
@@ -54,6 +57,12 @@ Expected<MemoryOptConfig> ReadConfig(const std::string& config) {
 }
 
 int RunApply(const ApplyArgs& args, const GlobalOptions& globals) {
+  if (args.timeline == "-") {
+    return ReportError(UsageError("apply --timeline needs a file name (FILE.html or FILE.svg); stdout carries the report"));
+  }
+  if (!args.timeline.empty()) {
+    if (auto f = TimelineFormatForPath(args.timeline); !f.ok()) return ReportError(f.status());
+  }
   OutputFormat format;
   if (!ParseOutputFormat(args.format, &format)) {
     return ReportError(UsageError("unknown --format '" + args.format + "'; use table, json, csv or markdown"));
@@ -109,6 +118,16 @@ int RunApply(const ApplyArgs& args, const GlobalOptions& globals) {
   report.original_stashed = StashedActivations(graph, scan->order, scan->boundary, *dims);
   for (const Node& node : graph.nodes) {
     if (scan->order.IsForward(node.id)) report.forward_flops += EstimateNodeCost(graph, node, *dims).flops;
+  }
+  if (!args.timeline.empty()) {
+    RewriteTimelineRequest request;
+    request.path = args.timeline;
+    request.model_path = args.model;
+    request.command = "apply";
+    request.mode = "config " + args.config;
+    Status drawn = WriteRewriteTimeline(request, graph, *scan, outcome->rewritten.graph, outcome->rewritten.order, *dims);
+    if (!drawn.ok()) return ReportError(drawn);
+    PrintInfo(1, "wrote the timeline to " + args.timeline);
   }
   std::string text;
   nlohmann::json json_report;
@@ -199,6 +218,8 @@ std::function<int()> SetupApply(CLI::App& app, const GlobalOptions& globals) {
                  "0 all but the last)")
       ->default_val("documented");
   app.add_flag("--lenient", args->lenient, "unknown cluster ids are warnings, not errors (ORT ignores them)");
+  app.add_option("--timeline", args->timeline,
+                 "write the memory timeline of the original and the rewritten step: FILE.html or FILE.svg");
   app.add_flag("--verify", args->verify,
                "run the original and rewritten models on the CPU executor with the same seeded inputs; every "
                "output must be bit-identical (exit 5 otherwise)");

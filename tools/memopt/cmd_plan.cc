@@ -15,6 +15,8 @@
 #include "plan/plan_outcome.h"
 #include "plan/plan_report.h"
 #include "plan/selection.h"
+#include "report/timeline_render.h"
+#include "timeline_output.h"
 #include "util/bytes.h"
 
 namespace memopt::cli {
@@ -29,6 +31,7 @@ struct PlanArgs {
   std::string output;
   std::string format = "table";
   std::string boundary;
+  std::string timeline;
   GateOptions gates;
 };
 
@@ -77,6 +80,9 @@ std::string BudgetShortfall(const Graph& graph, const ScanResult& scan, const Pl
 }
 
 int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode) {
+  if (!args.timeline.empty()) {
+    if (auto f = TimelineFormatForPath(args.timeline); !f.ok()) return ReportError(f.status());
+  }
   OutputFormat format;
   if (!ParseOutputFormat(args.format, &format)) {
     return ReportError(UsageError("unknown --format '" + args.format + "'; use table, json, csv or markdown"));
@@ -188,6 +194,16 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
     report.forward_flops = forward;
   }
   report.output = args.output;
+  if (!args.timeline.empty()) {
+    RewriteTimelineRequest request;
+    request.path = args.timeline;
+    request.model_path = args.model;
+    request.command = "plan";
+    request.mode = budget_mode ? "budget " + args.budget : fmt::format("level {}", args.level);
+    Status written = WriteRewriteTimeline(request, graph, *scan, outcome->rewritten.graph, outcome->rewritten.order, *dims);
+    if (!written.ok()) return ReportError(written);
+    if (args.timeline != "-") PrintInfo(1, "wrote the timeline to " + args.timeline);
+  }
   std::string text;
   if (format == OutputFormat::kJson) {
     text = PlanToJson(report).dump(2) + "\n";
@@ -195,7 +211,7 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
     text = RenderPlanText(report, format);
     if (args.output.empty() && format == OutputFormat::kTable) text += "\nConfig (mem_opt.json):\n" + config_text;
   }
-  std::fwrite(text.data(), 1, text.size(), stdout);
+  if (args.timeline != "-") std::fwrite(text.data(), 1, text.size(), stdout);  // "-": the SVG took stdout
   std::fflush(stdout);
 
   if (globals.verbosity >= 0) {
@@ -239,6 +255,9 @@ std::function<int()> SetupPlan(CLI::App& app, const GlobalOptions& globals) {
   app.add_option("-o,--output", args->output, "write the config (ORT mem_opt.json format) to FILE");
   app.add_option("--format", args->format, "report format: table | json | csv | markdown")->default_val("table");
   app.add_option("--boundary", args->boundary, "name of the last forward node (overrides YieldOp / loss detection)");
+  app.add_option("--timeline", args->timeline,
+                 "write the memory timeline of the original and the planned step: FILE.html (interactive) or "
+                 "FILE.svg (static); - = SVG on stdout");
   AddGateOptions(app, args->gates);
   return [args, &globals] { return RunPlan(*args, globals, !args->budget.empty()); };
 }

@@ -1,0 +1,1 @@
+scan @DATA@/ort_recompute/recompute_gelu.onnx --show Gelu+ --extract @WORK@/gelu.onnx

@@ -1,0 +1,1 @@
+scan @SRC@/tests/data/tiny_external/model.onnx --timeline -
