@@ -76,7 +76,10 @@ uint8_t EncodeMini(const MiniFloat& f, float x, bool saturate) {
   const int sign_shift = f.exp_bits + f.mant_bits;
   const uint8_t sign = std::signbit(x) ? static_cast<uint8_t>(1u << sign_shift) : uint8_t{0};
   const uint8_t all_ones = static_cast<uint8_t>((1u << sign_shift) - 1u);
-  const auto [max_value, max_code] = MiniMax(f);
+  // (Not a structured binding: lambdas below capture these, which clang < 16 rejects.)
+  const std::pair<double, uint8_t> max_pair = MiniMax(f);
+  const double max_value = max_pair.first;
+  const uint8_t max_code = max_pair.second;
   const auto nan_code = [&]() -> uint8_t {
     switch (f.special) {
       case MiniFloat::kFn: return static_cast<uint8_t>(sign | all_ones);

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Builds memopt's libFuzzer targets (clang, ASan + UBSan) and runs each for a fixed time, then
+# prints executions and crashes per target. Exit 1 when any target crashed, leaked or hung.
+# Usage: scripts/fuzz.sh [SECONDS_PER_TARGET=60] [BUILD_DIR=build-fuzz]
+#   FUZZ_TARGETS="fuzz_config fuzz_dims_size" restricts the targets; FUZZ_JOBS=N runs N workers.
+# Needs: clang (Debian: apt-get install clang). Seeds: the shared test graphs (../shared/data),
+# tests/data, the golden configs and tests/fuzz/seeds. Crash inputs stay in BUILD_DIR/fuzz/<target>/.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+build=${2:-build-fuzz}
+targets=${FUZZ_TARGETS:-"fuzz_model_loader fuzz_config fuzz_dims_size fuzz_text_graph"}
+data=../shared/data
+
+if ! command -v clang++ >/dev/null 2>&1; then
+  echo "fuzz.sh: clang++ not found (apt-get install clang)" >&2
+  exit 2
+fi
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+      -DMEMOPT_FUZZ=ON -DMEMOPT_BUILD_TESTS=OFF >/dev/null || exit 2
+# shellcheck disable=SC2086
+cmake --build "$build" --target $targets >/dev/null || { echo "fuzz.sh: build failed" >&2; exit 2; }
+
+seed_dirs() {
+  case $1 in
+    fuzz_model_loader)
+      echo tests/data/bad tests/data/tiny_external tests/data/plan
+      [[ -d $data ]] && echo "$data/ort_recompute" "$data/ort_training_api" "$data/forward" ;;
+    fuzz_config) echo tests/data/configs configs ;;
+    fuzz_dims_size) echo tests/fuzz/seeds/dims ;;
+    fuzz_text_graph) echo tests/fuzz/seeds/text_graph ;;
+  esac
+}
+
+status=0
+printf '%-20s %12s %8s %s\n' target executions crashes result
+for t in $targets; do
+  work=$build/fuzz/$t
+  mkdir -p "$work/corpus"
+  # Seeds are copied (libFuzzer writes new inputs into its first corpus folder).
+  for d in $(seed_dirs "$t"); do
+    [[ -d $d ]] && find "$d" -maxdepth 1 -type f -size -4M -exec cp -n {} "$work/corpus/" \;
+  done
+  log=$work/log.txt
+  ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    "$build/tests/fuzz/$t" "$work/corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2560 \
+    -max_len=262144 -print_final_stats=1 -artifact_prefix="$work/" ${FUZZ_JOBS:+-fork=$FUZZ_JOBS} >"$log" 2>&1
+  rc=$?
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -n 1)
+  crashes=$(find "$work" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
+  result=ok
+  if [[ $rc != 0 || $crashes != 0 ]]; then result="FAILED (see $log)"; status=1; fi
+  printf '%-20s %12s %8s %s\n' "$t" "${execs:-?}" "$crashes" "$result"
+done
+exit $status
