@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "io/mapped_file.h"
+#include "io/temp_file.h"
 #include "io/wire_reader.h"
 
 namespace memopt {
@@ -58,56 +59,7 @@ std::string StringSubField(const wire::Field& field, uint32_t number) {
   return "";
 }
 
-class Sink {
- public:
-  ~Sink() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!tmp_.empty()) ::unlink(tmp_.c_str());
-  }
-  Status Open(const std::string& target) {
-    target_ = target;
-    fs::path path(target);
-    fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-    std::string tmpl = (dir / ("." + path.filename().string() + ".tmp.XXXXXX")).string();
-    fd_ = mkstemp(tmpl.data());
-    if (fd_ < 0) return Error();
-    tmp_ = tmpl;
-    return Status::Ok();
-  }
-  Status Write(const void* data, uint64_t size) {
-    const char* p = static_cast<const char*>(data);
-    written_ += size;
-    while (size > 0) {
-      const ssize_t n = ::write(fd_, p, std::min<uint64_t>(size, 1u << 30));
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return Error();
-      }
-      p += n;
-      size -= static_cast<uint64_t>(n);
-    }
-    return Status::Ok();
-  }
-  Status Write(const std::string& s) { return Write(s.data(), s.size()); }
-  Status Commit() {
-    if (::fsync(fd_) != 0 || ::close(fd_) != 0) {
-      fd_ = -1;
-      return Error();
-    }
-    fd_ = -1;
-    ::chmod(tmp_.c_str(), 0644);
-    if (std::rename(tmp_.c_str(), target_.c_str()) != 0) return Error();
-    tmp_.clear();
-    return Status::Ok();
-  }
-  uint64_t written() const { return written_; }
-
- private:
-  Status Error() const { return InvalidInput("cannot write '" + target_ + "': " + std::strerror(errno)); }
-  std::string target_, tmp_;
-  int fd_ = -1;
-  uint64_t written_ = 0;
-};
+using Sink = io::TempFileSink;
 
 Status CopyExternalFiles(const Model& model, const fs::path& out_dir, std::vector<std::string>* copied) {
   std::set<std::string> locations;

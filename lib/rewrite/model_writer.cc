@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "io/mapped_file.h"
+#include "io/temp_file.h"
 #include "io/wire_reader.h"
 
 namespace memopt {
@@ -63,81 +64,7 @@ Status Corrupt(const std::string& path, uint64_t offset) {
   return InvalidInput(fmt::format("{}: corrupt protobuf at byte {}; cannot rewrite the model", path, offset));
 }
 
-/// A temporary file in the target's folder, renamed over the target by Commit(); removed otherwise.
-class TempFileSink {
- public:
-  ~TempFileSink() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!tmp_.empty()) ::unlink(tmp_.c_str());
-  }
-
-  Status Open(const std::string& target) {
-    target_ = target;
-    fs::path path(target);
-    fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-    std::string tmpl = (dir / ("." + path.filename().string() + ".tmp.XXXXXX")).string();
-    fd_ = mkstemp(tmpl.data());
-    if (fd_ < 0) return InvalidInput(fmt::format("cannot write '{}': {}", target, std::strerror(errno)));
-    tmp_ = tmpl;
-    return Status::Ok();
-  }
-
-  Status Write(const void* data, uint64_t size) {
-    const char* p = static_cast<const char*>(data);
-    written_ += size;
-    if (buffer_.size() + size < kBuffer) {
-      buffer_.append(p, size);
-      return Status::Ok();
-    }
-    MEMOPT_RETURN_IF_ERROR(Flush());
-    return WriteRaw(p, size);
-  }
-  Status Write(std::string_view s) { return Write(s.data(), s.size()); }
-
-  Status Commit() {
-    MEMOPT_RETURN_IF_ERROR(Flush());
-    if (::fsync(fd_) != 0 || ::close(fd_) != 0) {
-      fd_ = -1;
-      return InvalidInput(fmt::format("cannot write '{}': {}", target_, std::strerror(errno)));
-    }
-    fd_ = -1;
-    ::chmod(tmp_.c_str(), 0644);
-    if (std::rename(tmp_.c_str(), target_.c_str()) != 0) {
-      return InvalidInput(fmt::format("cannot write '{}': {}", target_, std::strerror(errno)));
-    }
-    tmp_.clear();
-    return Status::Ok();
-  }
-
-  uint64_t written() const { return written_; }
-
- private:
-  static constexpr size_t kBuffer = 1 << 20;
-
-  Status Flush() {
-    Status s = WriteRaw(buffer_.data(), buffer_.size());
-    buffer_.clear();
-    return s;
-  }
-
-  Status WriteRaw(const char* p, uint64_t size) {
-    while (size > 0) {
-      ssize_t n = ::write(fd_, p, std::min<uint64_t>(size, 1u << 30));
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return InvalidInput(fmt::format("cannot write '{}': {}", target_, std::strerror(errno)));
-      }
-      p += n;
-      size -= static_cast<uint64_t>(n);
-    }
-    return Status::Ok();
-  }
-
-  std::string target_, tmp_;
-  int fd_ = -1;
-  std::string buffer_;
-  uint64_t written_ = 0;
-};
+using io::TempFileSink;
 
 /// One field of the new GraphProto: copied from the input, the new node list, or an initializer
 /// rewritten to point at external data.

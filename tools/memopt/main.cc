@@ -1,10 +1,14 @@
 // memopt: cut the peak memory of ONNX training graphs by recomputing activations.
 #include <algorithm>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 
+#include <unistd.h>
+
 #include "cli.h"
+#include "io/temp_file.h"
 #include "sym/sym_expr.h"
 #include "version_info.h"
 
@@ -68,8 +72,19 @@ std::string ExplainExtras(const CLI::ExtrasError& e, CLI::App& app, int argc, ch
 
 }  // namespace
 
+/// Ctrl-C / SIGTERM: remove the temporaries of half-written outputs, then exit 130. Outputs are
+/// renamed into place only when complete, so no partial output file is left.
+extern "C" void OnInterrupt(int) {
+  memopt::io::RemoveOpenTempFiles();
+  static const char kMessage[] = "memopt: interrupted; no output was written\n";
+  [[maybe_unused]] ssize_t n = ::write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
+  ::_exit(130);
+}
+
 int main(int argc, char** argv) {
   using namespace memopt::cli;
+  std::signal(SIGINT, OnInterrupt);
+  std::signal(SIGTERM, OnInterrupt);
   if (int code = CheckSubcommand(argc, argv); code >= 0) return code;
 
   CLI::App app{"memopt: cut the peak GPU memory of ONNX training graphs by recomputing activations", "memopt"};

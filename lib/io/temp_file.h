@@ -1,0 +1,47 @@
+// A file written through a temporary beside its target: Open() creates ".<name>.tmp.XXXXXX" in the
+// target's folder, Commit() flushes it and renames it over the target; destroying it before
+// Commit() removes the temporary. While open, the temporary is listed in a process-wide registry
+// so that a signal handler (the CLI's Ctrl-C handler) can remove it: an interrupted write leaves
+// neither a partial target nor a stray temporary.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "util/status.h"
+
+namespace memopt::io {
+
+class TempFileSink {
+ public:
+  TempFileSink() = default;
+  TempFileSink(const TempFileSink&) = delete;
+  TempFileSink& operator=(const TempFileSink&) = delete;
+  ~TempFileSink();
+
+  /// Creates the temporary for `target` (errors name the target and the reason).
+  Status Open(const std::string& target);
+  /// Buffered write; errors name the target.
+  Status Write(const void* data, uint64_t size);
+  Status Write(std::string_view s) { return Write(s.data(), s.size()); }
+  /// Flushes, fsyncs and renames the temporary over the target (mode 0644).
+  Status Commit();
+  uint64_t written() const { return written_; }
+
+ private:
+  Status Flush();
+  Status WriteRaw(const char* p, uint64_t size);
+  Status Error() const;
+
+  std::string target_, tmp_;
+  std::string buffer_;
+  int fd_ = -1;
+  int slot_ = -1;
+  uint64_t written_ = 0;
+};
+
+/// Removes every temporary still open. Async-signal-safe (unlink only): for signal handlers.
+void RemoveOpenTempFiles();
+
+}  // namespace memopt::io

@@ -1,0 +1,73 @@
+#include "io/temp_file.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+namespace memopt::io {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path Scratch(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("memopt_temp_file_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+size_t Entries(const fs::path& dir) {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++n;
+  return n;
+}
+
+TEST_CASE("temp file: committed writes appear whole, abandoned ones leave nothing", "[io]") {
+  const fs::path dir = Scratch("commit");
+  {
+    TempFileSink sink;
+    REQUIRE(sink.Open((dir / "out.bin").string()).ok());
+    REQUIRE(sink.Write("hello ").ok());
+    const std::string big(3 << 20, 'x');  // past the buffer: written through
+    REQUIRE(sink.Write(big).ok());
+    CHECK(Entries(dir) == 1);            // only the hidden temporary
+    CHECK_FALSE(fs::exists(dir / "out.bin"));
+    REQUIRE(sink.Commit().ok());
+    CHECK(sink.written() == 6 + big.size());
+  }
+  CHECK(fs::file_size(dir / "out.bin") == 6 + (3u << 20));
+  CHECK(Entries(dir) == 1);
+  {
+    TempFileSink sink;
+    REQUIRE(sink.Open((dir / "abandoned.bin").string()).ok());
+    REQUIRE(sink.Write("partial").ok());
+  }
+  CHECK(Entries(dir) == 1);  // the abandoned temporary is gone, no target
+  TempFileSink bad;
+  CHECK(bad.Open((dir / "missing/out.bin").string()).message() ==
+        "cannot write '" + (dir / "missing/out.bin").string() + "': No such file or directory");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("temp file: the interrupt cleanup removes open temporaries only", "[io]") {
+  const fs::path dir = Scratch("signal");
+  TempFileSink done;
+  REQUIRE(done.Open((dir / "done.bin").string()).ok());
+  REQUIRE(done.Write("done").ok());
+  REQUIRE(done.Commit().ok());
+  TempFileSink open;
+  REQUIRE(open.Open((dir / "open.bin").string()).ok());
+  REQUIRE(open.Write("half").ok());
+  CHECK(Entries(dir) == 2);
+  RemoveOpenTempFiles();  // what the CLI's SIGINT handler calls
+  CHECK(Entries(dir) == 1);
+  CHECK(fs::exists(dir / "done.bin"));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace memopt::io
