@@ -131,6 +131,23 @@ def main():
         f.write(data.tobytes())
     save(relu_model(external_tensor("w", [1000], "weights.bin", 64, 4000)), "model.onnx", TINY)
 
+    # Structure and header errors: a cycle, ir_version / opset out of range, a duplicated input.
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    g = helper.make_graph([helper.make_node("Relu", ["b"], ["a"], name="r1"),
+                           helper.make_node("Relu", ["a"], ["b"], name="r2"),
+                           helper.make_node("Add", ["a", "x"], ["y"], name="add")], "cyclic", [x], [y])
+    save(model(g), "cyclic.onnx")
+    relu = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="r")], "g", [x], [y])
+    m = helper.make_model(relu, opset_imports=[helper.make_opsetid("", 15)])
+    m.ir_version = 99
+    save(m, "bad_ir_version.onnx")
+    m = helper.make_model(relu, opset_imports=[helper.make_opsetid("", 99)])
+    m.ir_version = 8
+    save(m, "future_opset.onnx")
+    dup = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="r")], "g", [x, x], [y])
+    save(model(dup), "duplicate_input.onnx")
+
     for m in ["dup_producer.onnx", "dangling_input.onnx", "bad_raw_size.onnx"]:
         onnx.load(os.path.join(BAD, m))  # they are well-formed protobufs
     onnx.checker.check_model(os.path.join(TINY, "model.onnx"))

@@ -1,0 +1,1 @@
+scan @SRC@/tests/data/bad/bad_ir_version.onnx

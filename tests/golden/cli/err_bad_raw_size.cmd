@@ -1,0 +1,1 @@
+scan @SRC@/tests/data/bad/bad_raw_size.onnx

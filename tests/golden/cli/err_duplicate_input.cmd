@@ -1,0 +1,1 @@
+scan @SRC@/tests/data/bad/duplicate_input.onnx

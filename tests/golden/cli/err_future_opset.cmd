@@ -1,0 +1,1 @@
+scan @SRC@/tests/data/bad/future_opset.onnx
