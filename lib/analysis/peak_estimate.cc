@@ -1,6 +1,7 @@
 #include "analysis/peak_estimate.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <string>
 
@@ -53,12 +54,15 @@ PeakEstimate EstimatePeak(const Graph& graph, const ExecutionOrder& order, const
   peak.unbound_dims.assign(unbound.begin(), unbound.end());
   peak.sized = unbound.empty();
 
+  const int64_t max_countable = std::numeric_limits<int64_t>::max() / static_cast<int64_t>(num_values + 1);
   std::vector<int64_t> size(num_values, 0);
   std::vector<int64_t> alloc_at(steps, 0), free_at(steps, 0);
   for (size_t v = 0; v < num_values; ++v) {
     if (!bytes[v].has_value()) continue;
     Expected<int64_t> b = bytes[v]->EvaluateInt(all);
-    if (!b.ok() || *b < 0) {  // overflow: cannot be counted
+    // A size that overflows, or so large that a sum of all values could overflow int64, cannot
+    // be counted (each counted size <= INT64_MAX / values keeps every running total in range).
+    if (!b.ok() || *b < 0 || *b > max_countable) {
       bytes[v].reset();
       ++peak.unsized_values;
       continue;

@@ -53,6 +53,25 @@ TEST_CASE("peak estimate: hand-checked live bytes", "[analysis][peak]") {
   CHECK(p.unsized_values == 0);
 }
 
+TEST_CASE("peak estimate: sizes whose sum would overflow int64 count as unsized", "[analysis][peak]") {
+  // Each tensor is N * 2^60 bytes (2^62 at N = 4): one fits int64, two do not (found by
+  // fuzz_text_graph: the running total overflowed).
+  Model m = testing::TextModel(R"(
+    <ir_version: 8, opset_import: ["" : 15]>
+    g (float[N, 1073741824, 268435456] x) => (float[N, 1073741824, 268435456] y) {
+      a = Relu(x)
+      y = Neg(a)
+    })",
+                               {"relu", "neg"});
+  Boundary b = FindBoundary(m.graph, ScanOptions{}).value();
+  ExecutionOrder order = MemoryEfficientOrder(m.graph, b).value();
+  DimBindings dims;
+  dims.Set("N", 4);
+  PeakEstimate p = EstimatePeak(m.graph, order, std::vector<char>(m.graph.values.size(), 0), dims);
+  CHECK(p.unsized_values == 3);  // x, a, y
+  CHECK(p.peak_bytes == 0);
+}
+
 TEST_CASE("peak estimate: unbound dims locate the peak at 1024", "[analysis][peak]") {
   Model m = testing::TextModel(kGraph, {"mul", "relu", "dropout", "add"});
   Boundary b = FindBoundary(m.graph, ScanOptions{}).value();

@@ -1,6 +1,7 @@
 #include "plan/plan_evaluator.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "analysis/plan_table.h"
 #include "rewrite/recompute_rewrite.h"
@@ -19,7 +20,10 @@ Expected<PlanEvaluator> PlanEvaluator::Create(const Graph& graph, const ScanResu
     std::optional<SymExpr> bytes = value.info.Bytes();
     if (bytes) {
       std::optional<Rational> r = EvaluateWithDefault(*bytes, dims, kUnboundDimForOrdering);
-      if (r && !r->overflow && r->den == 1 && r->num >= 0) ev.value_bytes_[v] = r->num;
+      // Sizes a sum could overflow count 0 (unsized), as in EstimatePeak; clones at most double
+      // the values, hence the factor 2.
+      const int64_t max_countable = std::numeric_limits<int64_t>::max() / static_cast<int64_t>(2 * num_values + 1);
+      if (r && !r->overflow && r->den == 1 && r->num >= 0 && r->num <= max_countable) ev.value_bytes_[v] = r->num;
     }
     if (value.producer == kNone && (value.is_graph_input || value.initializer.has_value())) {
       ev.always_live_[v] = 1;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <set>
 
 #include "analysis/plan_table.h"  // kUnboundDimForOrdering
@@ -107,6 +108,7 @@ TimelineData ComputeTimeline(const Graph& graph, const ExecutionOrder& order, co
     free_at[k].assign(steps, 0);
   }
   std::array<int64_t, kNumLiveKinds> always{};
+  const int64_t max_countable = std::numeric_limits<int64_t>::max() / static_cast<int64_t>(num_values + 1);
   for (size_t v = 0; v < num_values; ++v) {
     if (alloc[v] == kNever) continue;
     LiveKind kind = LiveKind::kTransient;
@@ -122,7 +124,7 @@ TimelineData ComputeTimeline(const Graph& graph, const ExecutionOrder& order, co
     t.value_kind[v] = static_cast<int8_t>(kind);
     if (!bytes[v]) continue;
     Expected<int64_t> b = bytes[v]->EvaluateInt(all);
-    if (!b.ok() || *b < 0) {  // overflow: counted as unknown, as EstimatePeak does
+    if (!b.ok() || *b < 0 || *b > max_countable) {  // overflow: counted as unknown, as EstimatePeak does
       ++t.unsized_values;
       continue;
     }
