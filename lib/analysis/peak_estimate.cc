@@ -9,65 +9,77 @@
 
 namespace memopt {
 
-PeakEstimate EstimatePeak(const Graph& graph, const ExecutionOrder& order, const std::vector<char>& is_stashed_value,
-                          const DimBindings& dims) {
-  PeakEstimate peak;
+ValueLiveRanges ComputeValueLiveRanges(const Graph& graph, const ExecutionOrder& order, const DimBindings& dims) {
+  ValueLiveRanges r;
   const size_t num_values = graph.values.size();
   const int32_t steps = static_cast<int32_t>(order.order.size());
-  constexpr int32_t kNever = -2;   // not a value the simulation tracks
-  constexpr int32_t kAlways = -1;  // initializer or graph input
-
-  // When each value is allocated (step) and freed (step, after the peak check; `steps` = never).
-  std::vector<int32_t> alloc(num_values, kNever);
-  std::vector<int32_t> release(num_values, steps);
+  r.alloc.assign(num_values, ValueLiveRanges::kNever);
+  r.release.assign(num_values, steps);
   for (size_t v = 0; v < num_values; ++v) {
     const Value& value = graph.values[v];
     if (value.producer != kNone) {
       const int32_t pos = order.position[value.producer];
       if (pos < 0) continue;
-      alloc[v] = pos;
+      r.alloc[v] = pos;
       if (value.is_graph_output) continue;
       int32_t last = pos;
       for (const auto& [consumer, slot] : value.consumers) last = std::max(last, order.position[consumer]);
-      release[v] = last;
+      r.release[v] = last;
     } else if (value.is_graph_input || value.initializer.has_value()) {
-      alloc[v] = kAlways;
+      r.alloc[v] = ValueLiveRanges::kAlways;
     }
   }
 
   // Symbolic sizes, then one int64 evaluation per value (unbound dims at 1024).
-  std::vector<std::optional<SymExpr>> bytes(num_values);
+  r.bytes.resize(num_values);
   std::set<std::string> unbound;
   for (size_t v = 0; v < num_values; ++v) {
-    if (alloc[v] == kNever) continue;
-    bytes[v] = graph.values[v].info.Bytes();
-    if (!bytes[v].has_value()) {
-      ++peak.unsized_values;
+    if (r.alloc[v] == ValueLiveRanges::kNever) continue;
+    r.bytes[v] = graph.values[v].info.Bytes();
+    if (!r.bytes[v].has_value()) {
+      ++r.unsized_values;
       continue;
     }
-    for (const std::string& name : bytes[v]->Symbols()) {
+    for (const std::string& name : r.bytes[v]->Symbols()) {
       if (!dims.Get(name).has_value()) unbound.insert(name);
     }
   }
   DimBindings all = dims;
   for (const std::string& name : unbound) all.Set(name, kUnboundDimForOrdering);
-  peak.unbound_dims.assign(unbound.begin(), unbound.end());
-  peak.sized = unbound.empty();
+  r.unbound_dims.assign(unbound.begin(), unbound.end());
 
   const int64_t max_countable = std::numeric_limits<int64_t>::max() / static_cast<int64_t>(num_values + 1);
-  std::vector<int64_t> size(num_values, 0);
-  std::vector<int64_t> alloc_at(steps, 0), free_at(steps, 0);
+  r.size.assign(num_values, 0);
   for (size_t v = 0; v < num_values; ++v) {
-    if (!bytes[v].has_value()) continue;
-    Expected<int64_t> b = bytes[v]->EvaluateInt(all);
-    // A size that overflows, or so large that a sum of all values could overflow int64, cannot
-    // be counted (each counted size <= INT64_MAX / values keeps every running total in range).
+    if (!r.bytes[v].has_value()) continue;
+    Expected<int64_t> b = r.bytes[v]->EvaluateInt(all);
     if (!b.ok() || *b < 0 || *b > max_countable) {
-      bytes[v].reset();
-      ++peak.unsized_values;
+      r.bytes[v].reset();
+      ++r.unsized_values;
       continue;
     }
-    size[v] = *b;
+    r.size[v] = *b;
+  }
+  return r;
+}
+
+PeakEstimate EstimatePeak(const Graph& graph, const ExecutionOrder& order, const std::vector<char>& is_stashed_value,
+                          const DimBindings& dims) {
+  PeakEstimate peak;
+  const size_t num_values = graph.values.size();
+  const int32_t steps = static_cast<int32_t>(order.order.size());
+  constexpr int32_t kAlways = ValueLiveRanges::kAlways;
+  const ValueLiveRanges r = ComputeValueLiveRanges(graph, order, dims);
+  const std::vector<int32_t>& alloc = r.alloc;
+  const std::vector<int32_t>& release = r.release;
+  const std::vector<int64_t>& size = r.size;
+  peak.unsized_values = r.unsized_values;
+  peak.unbound_dims = r.unbound_dims;
+  peak.sized = r.unbound_dims.empty();
+
+  std::vector<int64_t> alloc_at(steps, 0), free_at(steps, 0);
+  for (size_t v = 0; v < num_values; ++v) {
+    if (!r.bytes[v].has_value()) continue;
     if (alloc[v] == kAlways) {
       peak.weights_and_inputs_bytes += size[v];
     } else {
@@ -93,12 +105,12 @@ PeakEstimate EstimatePeak(const Graph& graph, const ExecutionOrder& order, const
   const int32_t p = peak.peak_position;
   SymExpr total(0), stashed(0);
   for (size_t v = 0; v < num_values; ++v) {
-    if (!bytes[v].has_value()) continue;
+    if (!r.bytes[v].has_value()) continue;
     const bool live_at_peak = alloc[v] == kAlways || (p >= 0 && alloc[v] >= 0 && alloc[v] <= p && release[v] >= p);
     if (!live_at_peak) continue;
-    total += *bytes[v];
+    total += *r.bytes[v];
     if (v < is_stashed_value.size() && is_stashed_value[v] && alloc[v] >= 0) {
-      stashed += *bytes[v];
+      stashed += *r.bytes[v];
       peak.stashed_bytes_at_peak += size[v];
     }
   }

@@ -2,18 +2,16 @@
 
 #include <algorithm>
 #include <cctype>
-#include <limits>
-#include <set>
 
-#include "analysis/plan_table.h"  // kUnboundDimForOrdering
+#include "analysis/peak_estimate.h"
 #include "analysis/stashed.h"
 
 namespace memopt {
 
 namespace {
 
-constexpr int32_t kNever = -2;   // not a value the simulation tracks
-constexpr int32_t kAlways = -1;  // initializer or graph input
+constexpr int32_t kNever = ValueLiveRanges::kNever;
+constexpr int32_t kAlways = ValueLiveRanges::kAlways;
 
 bool EndsWithGrad(const std::string& name) {
   static constexpr const char kSuffix[] = "_grad";
@@ -62,42 +60,13 @@ TimelineData ComputeTimeline(const Graph& graph, const ExecutionOrder& order, co
   const size_t num_values = graph.values.size();
   const int32_t steps = static_cast<int32_t>(order.order.size());
 
-  // Allocation and release steps: the rules of EstimatePeak.
-  std::vector<int32_t> alloc(num_values, kNever);
-  std::vector<int32_t> release(num_values, steps);
-  for (size_t v = 0; v < num_values; ++v) {
-    const Value& value = graph.values[v];
-    if (value.producer != kNone) {
-      const int32_t pos = order.position[value.producer];
-      if (pos < 0) continue;
-      alloc[v] = pos;
-      if (value.is_graph_output) continue;
-      int32_t last = pos;
-      for (const auto& [consumer, slot] : value.consumers) last = std::max(last, order.position[consumer]);
-      release[v] = last;
-    } else if (value.is_graph_input || value.initializer.has_value()) {
-      alloc[v] = kAlways;
-    }
-  }
-
-  // Sizes: symbolic, then evaluated once with unbound dims at 1024.
-  std::vector<std::optional<SymExpr>> bytes(num_values);
-  std::set<std::string> unbound;
-  for (size_t v = 0; v < num_values; ++v) {
-    if (alloc[v] == kNever) continue;
-    bytes[v] = graph.values[v].info.Bytes();
-    if (!bytes[v]) {
-      ++t.unsized_values;
-      continue;
-    }
-    for (const std::string& name : bytes[v]->Symbols()) {
-      if (!dims.Get(name).has_value()) unbound.insert(name);
-    }
-  }
-  DimBindings all = dims;
-  for (const std::string& name : unbound) all.Set(name, kUnboundDimForOrdering);
-  t.unbound_dims.assign(unbound.begin(), unbound.end());
-  t.sized = unbound.empty();
+  // Allocation, release and sizes: the rules of EstimatePeak.
+  const ValueLiveRanges r = ComputeValueLiveRanges(graph, order, dims);
+  const std::vector<int32_t>& alloc = r.alloc;
+  const std::vector<int32_t>& release = r.release;
+  t.unsized_values = r.unsized_values;
+  t.unbound_dims = r.unbound_dims;
+  t.sized = r.unbound_dims.empty();
 
   // Kinds, and per kind what each step allocates and frees.
   t.value_bytes.assign(num_values, 0);
@@ -108,7 +77,6 @@ TimelineData ComputeTimeline(const Graph& graph, const ExecutionOrder& order, co
     free_at[k].assign(steps, 0);
   }
   std::array<int64_t, kNumLiveKinds> always{};
-  const int64_t max_countable = std::numeric_limits<int64_t>::max() / static_cast<int64_t>(num_values + 1);
   for (size_t v = 0; v < num_values; ++v) {
     if (alloc[v] == kNever) continue;
     LiveKind kind = LiveKind::kTransient;
@@ -122,19 +90,15 @@ TimelineData ComputeTimeline(const Graph& graph, const ExecutionOrder& order, co
       kind = LiveKind::kGradients;
     }
     t.value_kind[v] = static_cast<int8_t>(kind);
-    if (!bytes[v]) continue;
-    Expected<int64_t> b = bytes[v]->EvaluateInt(all);
-    if (!b.ok() || *b < 0 || *b > max_countable) {  // overflow: counted as unknown, as EstimatePeak does
-      ++t.unsized_values;
-      continue;
-    }
-    t.value_bytes[v] = *b;
+    if (!r.bytes[v]) continue;
+    const int64_t b = r.size[v];
+    t.value_bytes[v] = b;
     const int k = static_cast<int>(kind);
     if (alloc[v] == kAlways) {
-      always[k] += *b;
+      always[k] += b;
     } else {
-      alloc_at[k][alloc[v]] += *b;
-      if (release[v] < steps) free_at[k][release[v]] += *b;
+      alloc_at[k][alloc[v]] += b;
+      if (release[v] < steps) free_at[k][release[v]] += b;
     }
   }
 
