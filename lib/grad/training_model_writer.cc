@@ -1,15 +1,10 @@
 #include "grad/training_model_writer.h"
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
+#include "io/copy_external_data.h"
 #include "io/mapped_file.h"
 #include "io/temp_file.h"
 #include "io/wire_reader.h"
@@ -60,26 +55,6 @@ std::string StringSubField(const wire::Field& field, uint32_t number) {
 }
 
 using Sink = io::TempFileSink;
-
-Status CopyExternalFiles(const Model& model, const fs::path& out_dir, std::vector<std::string>* copied) {
-  std::set<std::string> locations;
-  for (const Value& v : model.graph.values) {
-    if (v.initializer && v.initializer->storage == InitializerInfo::Storage::kExternal) {
-      locations.insert(v.initializer->external_location);
-    }
-  }
-  for (const std::string& location : locations) {
-    const fs::path from = fs::path(model.base_dir) / location, to = out_dir / location;
-    std::error_code ec;
-    if (fs::exists(to, ec) && fs::equivalent(from, to, ec)) continue;
-    if (to.has_parent_path()) fs::create_directories(to.parent_path(), ec);
-    if (!fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec)) {
-      return InvalidInput("cannot copy external data '" + from.string() + "' to '" + to.string() + "': " + ec.message());
-    }
-    copied->push_back(location);
-  }
-  return Status::Ok();
-}
 
 }  // namespace
 
@@ -238,7 +213,7 @@ Expected<TrainingModelWriteReport> WriteTrainingModel(const GradResult& result, 
   TrainingModelWriteReport report;
   const fs::path in_dir = fs::path(model.base_dir.empty() ? "." : model.base_dir);
   if (!(fs::exists(in_dir, ec) && fs::equivalent(in_dir, out_dir, ec))) {
-    MEMOPT_RETURN_IF_ERROR(CopyExternalFiles(model, out_dir, &report.copied_external_files));
+    MEMOPT_RETURN_IF_ERROR(io::CopyExternalDataFiles(model, out_dir, &report.copied_external_files));
   }
   Sink sink;
   MEMOPT_RETURN_IF_ERROR(sink.Open(output_path));

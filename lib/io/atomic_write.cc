@@ -1,12 +1,6 @@
 #include "io/atomic_write.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "io/temp_file.h"
 

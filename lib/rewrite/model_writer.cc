@@ -1,17 +1,11 @@
 #include "rewrite/model_writer.h"
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <memory>
-#include <set>
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
+#include "io/copy_external_data.h"
 #include "io/mapped_file.h"
 #include "io/temp_file.h"
 #include "io/wire_reader.h"
@@ -132,28 +126,6 @@ std::string ExternalizedTensorField(const Field& tensor, const uint8_t* base, co
   return field;
 }
 
-Status CopyExternalFiles(const Model& model, const fs::path& out_dir, std::vector<std::string>* copied) {
-  std::set<std::string> locations;
-  for (const Value& v : model.graph.values) {
-    if (v.initializer && v.initializer->storage == InitializerInfo::Storage::kExternal) {
-      locations.insert(v.initializer->external_location);
-    }
-  }
-  for (const std::string& location : locations) {
-    fs::path from = fs::path(model.base_dir) / location;
-    fs::path to = out_dir / location;
-    std::error_code ec;
-    if (fs::exists(to, ec) && fs::equivalent(from, to, ec)) continue;
-    if (to.has_parent_path()) fs::create_directories(to.parent_path(), ec);
-    if (!fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec)) {
-      return InvalidInput(fmt::format("cannot copy external data '{}' to '{}': {}", from.string(), to.string(),
-                                      ec.message()));
-    }
-    copied->push_back(location);
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 Expected<WriteModelReport> WriteModelWithNodes(const Model& model, const std::vector<std::string>& nodes,
@@ -268,7 +240,7 @@ Expected<WriteModelReport> WriteModelWithNodes(const Model& model, const std::ve
   // External data of the input: referenced in place, or copied when the output is elsewhere.
   const fs::path in_dir = fs::path(model.base_dir.empty() ? "." : model.base_dir);
   if (!(fs::exists(in_dir, ec) && fs::equivalent(in_dir, out_dir, ec))) {
-    MEMOPT_RETURN_IF_ERROR(CopyExternalFiles(model, out_dir, &report.copied_external_files));
+    MEMOPT_RETURN_IF_ERROR(io::CopyExternalDataFiles(model, out_dir, &report.copied_external_files));
   }
 
   if (report.externalized_tensors > 0) {
