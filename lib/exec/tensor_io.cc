@@ -36,64 +36,40 @@ Status CountMismatch(const onnx::TensorProto& proto, const char* field, int64_t 
                       std::to_string(numel) + " elements");
 }
 
-/// Values held by the typed data field ONNX uses for `dtype`.
-int64_t TypedValueCount(const onnx::TensorProto& proto, DataType dtype) {
+/// The typed data field ONNX uses for `dtype`: its name and how many values it holds.
+struct TypedField {
+  const char* name;
+  int64_t count;
+};
+TypedField TypedData(const onnx::TensorProto& proto, DataType dtype) {
   switch (dtype) {
-    case DataType::kString: return proto.string_data_size();
-    case DataType::kFloat: return proto.float_data_size();
-    case DataType::kDouble: return proto.double_data_size();
-    case DataType::kInt64: return proto.int64_data_size();
-    case DataType::kUint64: case DataType::kUint32: return proto.uint64_data_size();
-    default: return proto.int32_data_size();
+    case DataType::kString: return {"string_data", proto.string_data_size()};
+    case DataType::kFloat: return {"float_data", proto.float_data_size()};
+    case DataType::kDouble: return {"double_data", proto.double_data_size()};
+    case DataType::kInt64: return {"int64_data", proto.int64_data_size()};
+    case DataType::kUint64: case DataType::kUint32: return {"uint64_data", proto.uint64_data_size()};
+    default: return {"int32_data", proto.int32_data_size()};
   }
 }
 
-const char* TypedFieldName(DataType dtype) {
-  switch (dtype) {
-    case DataType::kString: return "string_data";
-    case DataType::kFloat: return "float_data";
-    case DataType::kDouble: return "double_data";
-    case DataType::kInt64: return "int64_data";
-    case DataType::kUint64: case DataType::kUint32: return "uint64_data";
-    default: return "int32_data";
-  }
-}
-
-/// The external data file of `proto` exists and holds `bytes` bytes at its offset.
-Status CheckExternalSize(const onnx::TensorProto& proto, const std::string& base_dir, int64_t bytes) {
-  std::string location;
+/// Where a tensor's external data lies.
+struct ExternalRef {
+  std::filesystem::path path;
   uint64_t offset = 0;
-  for (const auto& entry : proto.external_data()) {
-    if (entry.key() == "location") location = entry.value();
-    if (entry.key() == "offset") {
-      try {
-        offset = std::stoull(entry.value());
-      } catch (const std::exception&) {
-        return InvalidInput(Named(proto) + ": external data offset is not a number: '" + entry.value() + "'");
-      }
-    }
-  }
-  if (location.empty()) return InvalidInput(Named(proto) + ": external data has no location");
-  const std::filesystem::path path = std::filesystem::path(base_dir) / location;
-  std::error_code ec;
-  const uint64_t size = std::filesystem::file_size(path, ec);
-  if (ec) return InvalidInput(Named(proto) + ": cannot open external data file " + path.string());
-  if (offset > size || size - offset < static_cast<uint64_t>(bytes)) {
-    return InvalidInput(Named(proto) + ": external data file " + path.string() + " is shorter than offset " +
-                        std::to_string(offset) + " + " + std::to_string(bytes) + " bytes");
-  }
-  return Status::Ok();
-}
+};
 
-/// Reads external data (location/offset/length entries) into `out`.
-Status ReadExternal(const onnx::TensorProto& proto, const std::string& base_dir, Tensor& out) {
+/// Parses the external_data entries (location, offset, length) and checks, before anything is
+/// allocated, that the length matches `bytes` (the shape's size, `what` describes it) and that the
+/// file holds that many bytes at the offset.
+Expected<ExternalRef> LocateExternal(const onnx::TensorProto& proto, const std::string& base_dir, uint64_t bytes,
+                                     const std::string& what) {
   std::string location;
-  uint64_t offset = 0;
+  ExternalRef ref;
   std::optional<uint64_t> length;
   for (const auto& entry : proto.external_data()) {
     try {
       if (entry.key() == "location") location = entry.value();
-      if (entry.key() == "offset") offset = std::stoull(entry.value());
+      if (entry.key() == "offset") ref.offset = std::stoull(entry.value());
       if (entry.key() == "length") length = std::stoull(entry.value());
     } catch (const std::exception&) {
       return InvalidInput(Named(proto) + ": external data entry '" + entry.key() + "' is not a number: '" +
@@ -101,19 +77,31 @@ Status ReadExternal(const onnx::TensorProto& proto, const std::string& base_dir,
     }
   }
   if (location.empty()) return InvalidInput(Named(proto) + ": external data has no location");
-  const std::filesystem::path path = std::filesystem::path(base_dir) / location;
-  const uint64_t want = static_cast<uint64_t>(out.bytes());
-  if (length.has_value() && *length != want) {
+  ref.path = std::filesystem::path(base_dir) / location;
+  if (length.has_value() && *length != bytes) {
     return InvalidInput(Named(proto) + ": external data length " + std::to_string(*length) + " does not match " +
-                        std::to_string(want) + " bytes of " + out.Describe());
+                        std::to_string(bytes) + " bytes of " + what);
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return InvalidInput(Named(proto) + ": cannot open external data file " + path.string());
-  in.seekg(static_cast<std::streamoff>(offset));
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(ref.path, ec);
+  if (ec) return InvalidInput(Named(proto) + ": cannot open external data file " + ref.path.string());
+  if (ref.offset > size || size - ref.offset < bytes) {
+    return InvalidInput(Named(proto) + ": external data file " + ref.path.string() + " is shorter than offset " +
+                        std::to_string(ref.offset) + " + " + std::to_string(bytes) + " bytes");
+  }
+  return ref;
+}
+
+/// Reads the located external data into `out` (its size was checked by LocateExternal).
+Status ReadExternal(const onnx::TensorProto& proto, const ExternalRef& ref, Tensor& out) {
+  const uint64_t want = static_cast<uint64_t>(out.bytes());
+  std::ifstream in(ref.path, std::ios::binary);
+  if (!in) return InvalidInput(Named(proto) + ": cannot open external data file " + ref.path.string());
+  in.seekg(static_cast<std::streamoff>(ref.offset));
   in.read(static_cast<char*>(out.raw()), static_cast<std::streamsize>(want));
   if (!in || static_cast<uint64_t>(in.gcount()) != want) {
-    return InvalidInput(Named(proto) + ": external data file " + path.string() + " is shorter than offset " +
-                        std::to_string(offset) + " + " + std::to_string(want) + " bytes");
+    return InvalidInput(Named(proto) + ": external data file " + ref.path.string() + " is shorter than offset " +
+                        std::to_string(ref.offset) + " + " + std::to_string(want) + " bytes");
   }
   return Status::Ok();
 }
@@ -166,38 +154,38 @@ Expected<Tensor> TensorFromProto(const onnx::TensorProto& proto, const std::stri
   if (elem > 0 && numel > std::numeric_limits<int64_t>::max() / elem) {
     return InvalidInput(Named(proto) + ": byte size overflows int64");
   }
-  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-    MEMOPT_RETURN_IF_ERROR(CheckExternalSize(proto, base_dir, numel * elem));
-  } else if (dtype != DataType::kString && proto.has_raw_data()) {
+  std::string shape;
+  for (int64_t d : dims) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+  const std::string what = DataTypeName(dtype) + "[" + shape + "]";
+  const bool external = proto.data_location() == onnx::TensorProto::EXTERNAL;
+  const bool raw = !external && dtype != DataType::kString && proto.has_raw_data();
+  const TypedField typed = TypedData(proto, dtype);
+  ExternalRef ref;
+  if (external) {
+    if (dtype == DataType::kString) return InvalidInput(Named(proto) + ": string tensors cannot use external data");
+    MEMOPT_ASSIGN_OR_RETURN(ref, LocateExternal(proto, base_dir, static_cast<uint64_t>(numel * elem), what));
+  } else if (raw) {
     if (static_cast<int64_t>(proto.raw_data().size()) != numel * elem) {
-      std::string shape;
-      for (int64_t d : dims) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
       return InvalidInput(Named(proto) + ": raw_data has " + std::to_string(proto.raw_data().size()) + " bytes, " +
-                          DataTypeName(dtype) + "[" + shape + "] needs " + std::to_string(numel * elem));
+                          what + " needs " + std::to_string(numel * elem));
     }
-  } else if (numel > 0 && TypedValueCount(proto, dtype) != numel) {
-    return CountMismatch(proto, TypedFieldName(dtype), TypedValueCount(proto, dtype), numel);
+  } else if ((numel > 0 || dtype == DataType::kString) && typed.count != numel) {
+    return CountMismatch(proto, typed.name, typed.count, numel);
   }
+
   Tensor t(dtype, dims);
   const int n = static_cast<int>(numel);
-
-  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-    if (dtype == DataType::kString) return InvalidInput(Named(proto) + ": string tensors cannot use external data");
-    MEMOPT_RETURN_IF_ERROR(ReadExternal(proto, base_dir, t));
+  if (external) {
+    MEMOPT_RETURN_IF_ERROR(ReadExternal(proto, ref, t));
     return t;
   }
   if (dtype == DataType::kString) {
-    if (proto.string_data_size() != n) return CountMismatch(proto, "string_data", proto.string_data_size(), numel);
     for (int i = 0; i < n; ++i) t.strings()[i] = proto.string_data(i);
     return t;
   }
-  if (proto.has_raw_data()) {
-    const std::string& raw = proto.raw_data();
-    if (static_cast<int64_t>(raw.size()) != t.bytes()) {
-      return InvalidInput(Named(proto) + ": raw_data has " + std::to_string(raw.size()) + " bytes, " + t.Describe() +
-                          " needs " + std::to_string(t.bytes()));
-    }
-    if (!raw.empty()) std::memcpy(t.raw(), raw.data(), raw.size());  // little-endian host
+  if (raw) {
+    const std::string& bytes = proto.raw_data();
+    if (!bytes.empty()) std::memcpy(t.raw(), bytes.data(), bytes.size());  // little-endian host
     if (dtype == DataType::kBool) {
       for (int64_t i = 0; i < numel; ++i) t.data<uint8_t>()[i] = t.data<uint8_t>()[i] != 0 ? 1 : 0;
     }
@@ -207,20 +195,16 @@ Expected<Tensor> TensorFromProto(const onnx::TensorProto& proto, const std::stri
 
   switch (dtype) {
     case DataType::kFloat:
-      if (proto.float_data_size() != n) return CountMismatch(proto, "float_data", proto.float_data_size(), numel);
       std::memcpy(t.raw(), proto.float_data().data(), sizeof(float) * static_cast<size_t>(n));
       return t;
     case DataType::kDouble:
-      if (proto.double_data_size() != n) return CountMismatch(proto, "double_data", proto.double_data_size(), numel);
       std::memcpy(t.raw(), proto.double_data().data(), sizeof(double) * static_cast<size_t>(n));
       return t;
     case DataType::kInt64:
-      if (proto.int64_data_size() != n) return CountMismatch(proto, "int64_data", proto.int64_data_size(), numel);
       std::memcpy(t.raw(), proto.int64_data().data(), sizeof(int64_t) * static_cast<size_t>(n));
       return t;
     case DataType::kUint64:
     case DataType::kUint32:
-      if (proto.uint64_data_size() != n) return CountMismatch(proto, "uint64_data", proto.uint64_data_size(), numel);
       for (int i = 0; i < n; ++i) {
         if (dtype == DataType::kUint64) {
           t.data<uint64_t>()[i] = proto.uint64_data(i);
@@ -230,7 +214,6 @@ Expected<Tensor> TensorFromProto(const onnx::TensorProto& proto, const std::stri
       }
       return t;
     default:
-      if (proto.int32_data_size() != n) return CountMismatch(proto, "int32_data", proto.int32_data_size(), numel);
       MEMOPT_RETURN_IF_ERROR(FromInt32Data(proto, t));
       return t;
   }
