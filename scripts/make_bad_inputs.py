@@ -148,6 +148,19 @@ def main():
     dup = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="r")], "g", [x, x], [y])
     save(model(dup), "duplicate_input.onnx")
 
+    # Declared dims whose byte count overflows 64 bits: float[2^40, 2^40] (2^82 bytes).
+    big = [1 << 40, 1 << 40]
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="r")], "huge",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, big)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, big)])
+    save(model(g), "huge_dims.onnx")
+
+    # A declared output dim that --dims batch=8 contradicts: Relu(x[batch, 4]) declared [3, 4].
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="r")], "pinned",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 4])])
+    save(model(g), "dims_pinned.onnx")
+
     for m in ["dup_producer.onnx", "dangling_input.onnx", "bad_raw_size.onnx"]:
         onnx.load(os.path.join(BAD, m))  # they are well-formed protobufs
     onnx.checker.check_model(os.path.join(TINY, "model.onnx"))

@@ -80,16 +80,10 @@ onnx::ValueInfoProto MakeValueInfo(const Value& value) {
 Expected<TrainingModelWriteReport> WriteTrainingModel(const GradResult& result, const std::string& output_path) {
   const Model& model = result.model;
   const Graph& graph = model.graph;
-  if (output_path.empty()) return UsageError("output path is empty");
+  MEMOPT_RETURN_IF_ERROR(io::CheckOutputPath(output_path, model.path));
   std::error_code ec;
-  if (!model.path.empty() && fs::exists(output_path, ec) && fs::equivalent(output_path, model.path, ec)) {
-    return UsageError("output '" + output_path + "' is the input model; choose another -o path");
-  }
   const fs::path out_path(output_path);
   const fs::path out_dir = out_path.has_parent_path() ? out_path.parent_path() : fs::path(".");
-  if (!fs::is_directory(out_dir, ec)) {
-    return InvalidInput("cannot write '" + output_path + "': folder '" + out_dir.string() + "' does not exist");
-  }
   io::MappedFile mapped;
   const uint8_t* data = nullptr;
   uint64_t size = 0;

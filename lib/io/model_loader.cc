@@ -3,6 +3,7 @@
 // present, inline data sizes consistent with the dims).
 #include "io/model_loader.h"
 
+#include <algorithm>
 #include <climits>
 #include <exception>
 #include <filesystem>
@@ -71,6 +72,27 @@ class TypeConverter {
   int next_unknown_ = 0;
 };
 
+std::string Quote(const std::string& s) { return "'" + s + "'"; }
+
+/// A declared shape whose byte count no 64-bit integer holds (float[2^40, 2^40]) is an error naming
+/// the tensor; otherwise its size would silently count as unknown. Symbolic dims count as 1 here,
+/// so [batch, 2^62] is caught too.
+Status CheckDeclaredByteCounts(const Graph& g) {
+  for (const auto& value : g.values) {
+    const TensorInfo& info = value.info;
+    if (!info.is_tensor || !info.shape.has_value()) continue;
+    int64_t bytes = std::max<int64_t>(ElemByteSize(info.dtype), 1);
+    for (const auto& dim : *info.shape) {
+      const auto c = dim.AsInt();
+      if (!c.has_value() || !__builtin_mul_overflow(bytes, *c, &bytes)) continue;
+      return InvalidInput("tensor " + Quote(value.name) + " declares shape " + ShapeToString(*info.shape) +
+                          " (" + DataTypeName(info.dtype) +
+                          "), whose byte count overflows 64 bits; fix the dims in the model");
+    }
+  }
+  return Status::Ok();
+}
+
 Status CheckHeader(const io::RawModel& raw) {
   if (!raw.has_graph) return InvalidInput("model has no graph");
   if (raw.ir_version < kMinIrVersion || raw.ir_version > kMaxIrVersion) {
@@ -86,7 +108,6 @@ Status CheckHeader(const io::RawModel& raw) {
   return Status::Ok();
 }
 
-std::string Quote(const std::string& s) { return "'" + s + "'"; }
 
 /// What provides a tensor, for the "produced twice" message.
 std::string ProviderText(const Graph& g, ValueId v, const std::vector<NodeId>& producer,
@@ -200,6 +221,7 @@ Expected<Model> BuildModel(io::RawModel& raw, Model model, const LoadOptions& op
   }
   grow();
   producer.resize(g.values.size(), kNone);
+  MEMOPT_RETURN_IF_ERROR(CheckDeclaredByteCounts(g));
 
   // Every node input and graph output must be provided by something.
   auto provided = [&](ValueId v) {

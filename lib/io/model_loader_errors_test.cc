@@ -193,6 +193,21 @@ TEST_CASE("Loader errors: graph structure", "[loader]") {
   }
 }
 
+TEST_CASE("Loader errors: declared dims whose byte count overflows", "[loader]") {
+  CHECK(BadInput("huge_dims.onnx") ==
+        "tensor 'x' declares shape [1099511627776, 1099511627776] (float), whose byte count overflows 64 "
+        "bits; fix the dims in the model");
+  auto m = BaseModel();
+  auto* shape = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  shape->add_dim()->set_dim_param("batch");
+  shape->add_dim()->set_dim_value(int64_t{1} << 62);  // 2^62 floats = 2^64 bytes, even at batch 1
+  CHECK(ErrorOf(LoadModelFromBytes(Bytes(m))).find("tensor 'x' declares shape [4, batch, 4611686018427387904]") == 0);
+  shape->mutable_dim(2)->set_dim_value(int64_t{1} << 59);  // 2^63 bytes: still one past INT64_MAX
+  CHECK_FALSE(LoadModelFromBytes(Bytes(m)).ok());
+  shape->mutable_dim(2)->set_dim_value(int64_t{1} << 58);  // 2^62 bytes: representable
+  CHECK(LoadModelFromBytes(Bytes(m)).ok());
+}
+
 TEST_CASE("Loader errors: initializer data", "[loader]") {
   SECTION("dims whose size overflows") {
     auto m = BaseModel();

@@ -50,6 +50,24 @@ void RemoveOpenTempFiles() {
   }
 }
 
+Status CheckOutputPath(const std::string& output_path, const std::string& input_path) {
+  namespace fs = std::filesystem;
+  if (output_path.empty()) return UsageError("output path is empty");
+  std::error_code ec;
+  if (!input_path.empty() && fs::exists(output_path, ec) && fs::equivalent(output_path, input_path, ec)) {
+    return UsageError("output '" + output_path + "' is the input model; choose another -o path");
+  }
+  const fs::path path(output_path);
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  const std::string prefix = "cannot write '" + output_path + "': ";
+  if (!fs::exists(dir, ec)) return InvalidInput(prefix + "folder '" + dir.string() + "' does not exist");
+  if (!fs::is_directory(dir, ec)) return InvalidInput(prefix + "'" + dir.string() + "' is not a folder");
+  if (::access(dir.c_str(), W_OK) != 0) {
+    return InvalidInput(prefix + "folder '" + dir.string() + "' is not writable (" + std::strerror(errno) + ")");
+  }
+  return Status::Ok();
+}
+
 TempFileSink::~TempFileSink() {
   if (fd_ >= 0) ::close(fd_);
   if (!tmp_.empty()) ::unlink(tmp_.c_str());
@@ -70,7 +88,10 @@ Status TempFileSink::Open(const std::string& target) {
   hidden.append(path.filename().string()).append(".tmp.XXXXXX");
   std::string tmpl = (dir / hidden).string();
   fd_ = ::mkstemp(tmpl.data());
-  if (fd_ < 0) return Error();
+  if (fd_ < 0) {
+    return InvalidInput("cannot write '" + target_ + "': cannot create a file in folder '" + dir.string() +
+                        "' (" + std::strerror(errno) + ")");
+  }
   tmp_ = tmpl;
   slot_ = Claim(tmp_);
   return Status::Ok();

@@ -41,6 +41,10 @@ class TempFileSink {
   uint64_t written_ = 0;
 };
 
+/// Checks an output path before any work is done: not empty (usage error), not the file at
+/// `input_path` (usage error, "choose another -o path"), and its folder exists and is writable.
+Status CheckOutputPath(const std::string& output_path, const std::string& input_path);
+
 /// Removes every temporary still open. Async-signal-safe (unlink only): for signal handlers.
 void RemoveOpenTempFiles();
 

@@ -49,7 +49,37 @@ TEST_CASE("temp file: committed writes appear whole, abandoned ones leave nothin
   CHECK(Entries(dir) == 1);  // the abandoned temporary is gone, no target
   TempFileSink bad;
   CHECK(bad.Open((dir / "missing/out.bin").string()).message() ==
-        "cannot write '" + (dir / "missing/out.bin").string() + "': No such file or directory");
+        "cannot write '" + (dir / "missing/out.bin").string() + "': cannot create a file in folder '" +
+            (dir / "missing").string() + "' (No such file or directory)");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("temp file: output paths are checked before any work", "[io]") {
+  const fs::path dir = Scratch("check");
+  const std::string input = (dir / "model.onnx").string();
+  std::ofstream(input) << "x";
+  CHECK(CheckOutputPath((dir / "out.onnx").string(), input).ok());
+  CHECK(CheckOutputPath("", input).code() == ErrorCode::kUsage);
+  const Status same = CheckOutputPath((dir / "." / "model.onnx").string(), input);
+  CHECK(same.code() == ErrorCode::kUsage);
+  CHECK(same.message().find("is the input model; choose another -o path") != std::string::npos);
+  CHECK(CheckOutputPath((dir / "missing/out.onnx").string(), input).message() ==
+        "cannot write '" + (dir / "missing/out.onnx").string() + "': folder '" + (dir / "missing").string() +
+            "' does not exist");
+  CHECK(CheckOutputPath(input + "/out.onnx", input).message() ==
+        "cannot write '" + input + "/out.onnx': '" + input + "' is not a folder");
+  if (::geteuid() != 0) {  // root writes anywhere; the folder check means nothing there
+    const fs::path ro = dir / "read_only";
+    fs::create_directories(ro);
+    fs::permissions(ro, fs::perms::owner_read | fs::perms::owner_exec);
+    CHECK(CheckOutputPath((ro / "out.onnx").string(), input).message().find("' is not writable (") !=
+          std::string::npos);
+    fs::permissions(ro, fs::perms::owner_all);
+  }
+  // A folder nobody can create files in, even root: the temporary's creation names the reason.
+  TempFileSink proc;
+  CHECK(proc.Open("/proc/memopt_out.onnx").message().find(
+            "cannot write '/proc/memopt_out.onnx': cannot create a file in folder '/proc' (") == 0);
   fs::remove_all(dir);
 }
 

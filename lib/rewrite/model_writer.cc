@@ -130,17 +130,11 @@ std::string ExternalizedTensorField(const Field& tensor, const uint8_t* base, co
 
 Expected<WriteModelReport> WriteModelWithNodes(const Model& model, const std::vector<std::string>& nodes,
                                                const std::string& output_path, const WriteModelOptions& options) {
-  if (output_path.empty()) return UsageError("output path is empty");
+  MEMOPT_RETURN_IF_ERROR(io::CheckOutputPath(output_path, model.path));
   std::error_code ec;
   const std::string source_name = model.path.empty() ? std::string("<model bytes>") : model.path;
-  if (!model.path.empty() && fs::exists(output_path, ec) && fs::equivalent(output_path, model.path, ec)) {
-    return UsageError(fmt::format("output '{}' is the input model; choose another -o path", output_path));
-  }
   fs::path out_path(output_path);
   fs::path out_dir = out_path.has_parent_path() ? out_path.parent_path() : fs::path(".");
-  if (!fs::is_directory(out_dir, ec)) {
-    return InvalidInput(fmt::format("cannot write '{}': folder '{}' does not exist", output_path, out_dir.string()));
-  }
 
   io::MappedFile mapped;
   const uint8_t* data = nullptr;

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "io/atomic_write.h"
+#include "shape/dims_check.h"
 
 namespace memopt::cli {
 
@@ -141,6 +142,7 @@ Expected<LoadedModel> LoadAndInfer(const std::string& path) {
   out.model = std::move(model).value();
   progress.Stage("inferring shapes (" + std::to_string(out.model.graph.nodes.size()) + " nodes)");
   Stopwatch infer_watch;
+  out.declared = DeclaredInfos(out.model.graph);
   auto stats = InferShapes(out.model.graph);
   if (!stats.ok()) return stats.status().WithContext(path);
   out.shape_stats = std::move(stats).value();
@@ -181,6 +183,12 @@ Expected<DimBindings> ParseDimsForModel(const std::string& text, const Graph& gr
     }
     return UsageError(message);
   }
+  return dims;
+}
+
+Expected<DimBindings> ParseDimsForModel(const std::string& text, const LoadedModel& loaded) {
+  MEMOPT_ASSIGN_OR_RETURN(DimBindings dims, ParseDimsForModel(text, loaded.model.graph));
+  MEMOPT_RETURN_IF_ERROR(CheckDimBindings(loaded.model.graph, loaded.declared, dims));
   return dims;
 }
 

@@ -90,6 +90,7 @@ void PrintHint(const std::string& message);
 struct LoadedModel {
   Model model;
   ShapeInferenceStats shape_stats;
+  std::vector<TensorInfo> declared;  ///< value infos as loaded, before inference (for the --dims check)
   double load_ms = 0;
   double infer_ms = 0;
 };
@@ -99,6 +100,8 @@ Expected<LoadedModel> LoadAndInfer(const std::string& path);
 std::vector<std::string> ModelDims(const Graph& graph);
 /// Parses --dims and checks every name against the model, with a did-you-mean hint.
 Expected<DimBindings> ParseDimsForModel(const std::string& text, const Graph& graph);
+/// The same, and checks that the values do not contradict the model's shapes (CheckDimBindings).
+Expected<DimBindings> ParseDimsForModel(const std::string& text, const LoadedModel& loaded);
 
 /// Writes `content` to `-o` (atomically) or to stdout when `output` is empty or "-".
 Status WriteOutput(const std::string& output, const std::string& content, const std::string& input_model);

@@ -74,7 +74,7 @@ int RunApply(const ApplyArgs& args, const GlobalOptions& globals) {
   auto loaded = LoadAndInfer(args.model);
   if (!loaded.ok()) return ReportError(loaded.status());
   const Graph& graph = loaded->model.graph;
-  auto dims = ParseDimsForModel(args.dims, graph);
+  auto dims = ParseDimsForModel(args.dims, *loaded);
   if (!dims.ok()) return ReportError(dims.status());
   auto config = ReadConfig(args.config);
   if (!config.ok()) return ReportError(config.status());

@@ -99,7 +99,7 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
   auto loaded = LoadAndInfer(args.model);
   if (!loaded.ok()) return ReportError(loaded.status());
   const Graph& graph = loaded->model.graph;
-  auto dims = ParseDimsForModel(args.dims, graph);
+  auto dims = ParseDimsForModel(args.dims, *loaded);
   if (!dims.ok()) return ReportError(dims.status());
 
   ScanOptions options;

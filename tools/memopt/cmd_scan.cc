@@ -44,7 +44,7 @@ int RunScan(const ScanArgs& args, const GlobalOptions& globals) {
   if (!loaded.ok()) return ReportError(loaded.status());
   const Graph& graph = loaded->model.graph;
 
-  auto dims = ParseDimsForModel(args.dims, graph);
+  auto dims = ParseDimsForModel(args.dims, *loaded);
   if (!dims.ok()) return ReportError(dims.status());
 
   std::optional<OpTable> table;

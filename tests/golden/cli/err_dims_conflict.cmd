@@ -1,0 +1,1 @@
+scan @SRC@/tests/data/bad/dims_pinned.onnx --dims batch=8

@@ -1,0 +1,1 @@
+scan @SRC@/tests/data/bad/huge_dims.onnx
