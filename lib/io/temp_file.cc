@@ -127,8 +127,18 @@ Status TempFileSink::WriteRaw(const char* p, uint64_t size) {
   return Status::Ok();
 }
 
+Status TempFileSink::Skip(uint64_t size) {
+  if (size == 0) return Status::Ok();
+  MEMOPT_RETURN_IF_ERROR(Flush());
+  if (::lseek(fd_, static_cast<off_t>(size), SEEK_CUR) < 0) return Error();
+  written_ += size;
+  return Status::Ok();
+}
+
 Status TempFileSink::Commit() {
   MEMOPT_RETURN_IF_ERROR(Flush());
+  // A trailing hole: lseek alone does not extend the file.
+  if (::ftruncate(fd_, static_cast<off_t>(written_)) != 0) return Error();
   if (::fsync(fd_) != 0 || ::close(fd_) != 0) {
     fd_ = -1;
     return Error();

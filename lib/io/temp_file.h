@@ -25,6 +25,9 @@ class TempFileSink {
   /// Buffered write; errors name the target.
   Status Write(const void* data, uint64_t size);
   Status Write(std::string_view s) { return Write(s.data(), s.size()); }
+  /// Leaves `size` zero bytes as a hole (sparse where the file system allows): for copying sparse
+  /// files without filling the disk.
+  Status Skip(uint64_t size);
   /// Flushes, fsyncs and renames the temporary over the target (mode 0644).
   Status Commit();
   uint64_t written() const { return written_; }

@@ -1,5 +1,6 @@
 #include "io/temp_file.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -51,6 +52,28 @@ TEST_CASE("temp file: committed writes appear whole, abandoned ones leave nothin
   CHECK(bad.Open((dir / "missing/out.bin").string()).message() ==
         "cannot write '" + (dir / "missing/out.bin").string() + "': cannot create a file in folder '" +
             (dir / "missing").string() + "' (No such file or directory)");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("temp file: skipped ranges read back as zeros, also at the end", "[io]") {
+  const fs::path dir = Scratch("skip");
+  const std::string path = (dir / "sparse.bin").string();
+  {
+    TempFileSink sink;
+    REQUIRE(sink.Open(path).ok());
+    REQUIRE(sink.Write("ab").ok());
+    REQUIRE(sink.Skip(3 << 20).ok());
+    REQUIRE(sink.Write("c").ok());
+    REQUIRE(sink.Skip(5000).ok());  // a trailing hole still counts in the size
+    REQUIRE(sink.Commit().ok());
+    CHECK(sink.written() == 2 + (3u << 20) + 1 + 5000);
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(data.size() == 2 + (3u << 20) + 1 + 5000);
+  CHECK(data.substr(0, 2) == "ab");
+  CHECK(data[2 + (3u << 20)] == 'c');
+  CHECK(std::count(data.begin(), data.end(), '\0') == static_cast<std::ptrdiff_t>((3u << 20) + 5000));
   fs::remove_all(dir);
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <iostream>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -134,8 +135,12 @@ int main(int argc, char** argv) {
   if (globals.verbosity >= 1) {
     std::string command;
     for (int i = 1; i < argc; ++i) command += std::string(i > 1 ? " " : "") + argv[i];
-    std::fprintf(stderr, "memopt: %s | %.2fs | exit %d | memopt %s\n", code == 0 ? "PASSED" : "FAILED",
-                 watch.ElapsedMs() / 1000.0, code, command.c_str());
+    // Peak resident memory of the whole run: what scan/plan cost beside the model's weights.
+    struct rusage usage {};
+    ::getrusage(RUSAGE_SELF, &usage);
+    const double peak_rss_mib = static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is KiB
+    std::fprintf(stderr, "memopt: %s | %.2fs | peak RSS %.1f MiB | exit %d | memopt %s\n",
+                 code == 0 ? "PASSED" : "FAILED", watch.ElapsedMs() / 1000.0, peak_rss_mib, code, command.c_str());
   }
   return code;
 }
