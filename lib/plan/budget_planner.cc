@@ -1,6 +1,7 @@
 #include "plan/budget_planner.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -18,6 +19,9 @@ std::vector<size_t> Without(std::vector<size_t> set, size_t c) {
 }
 
 bool Contains(const std::vector<size_t>& set, size_t c) { return std::binary_search(set.begin(), set.end(), c); }
+
+/// Above this many candidates the greedy rounds are lazy (see Search::Greedy).
+constexpr size_t kExactGreedyCandidates = 96;
 
 class Search {
  public:
@@ -39,19 +43,38 @@ class Search {
   const std::vector<size_t>& candidates() const { return candidates_; }
 
   /// Forward greedy from the empty set. Returns false when no candidate lowers the excess any more.
+  /// Up to kExactGreedyCandidates every round evaluates every candidate. Past it (hundreds of
+  /// layers), rounds are lazy: candidates are tried in the order of their score in the round that
+  /// last evaluated them, and the round stops at the first one whose old score is below the best
+  /// score found in this round (scores mostly shrink as picks accumulate). This turns the
+  /// quadratic number of evaluations into roughly linear, at the risk of a slightly different pick.
   Status Greedy(std::vector<size_t>& set, PlanEvaluation& cur) {
+    const bool lazy = candidates_.size() > kExactGreedyCandidates;
+    std::map<size_t, double> last_score;  // candidate -> score when last evaluated
     while (!Fits(cur) && !OutOfEvaluations()) {
       bool found = false;
       double best_score = 0, best_cost = 0;
       size_t best = 0;
       PlanEvaluation best_eval;
+      std::vector<size_t> order;
       for (size_t c : candidates_) {
-        if (Contains(set, c)) continue;
+        if (!Contains(set, c)) order.push_back(c);
+      }
+      if (lazy) {
+        auto bound = [&](size_t c) {
+          auto it = last_score.find(c);
+          return it == last_score.end() ? std::numeric_limits<double>::infinity() : it->second;
+        };
+        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return bound(a) > bound(b); });
+      }
+      for (size_t c : order) {
+        if (lazy && found && last_score.count(c) && last_score[c] < best_score) break;
         MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation e, Eval(With(set, c)));
         const double gain = cur.excess - e.excess;
-        if (gain <= 0) continue;
         const double cost = std::max(0.0, e.added_seconds - cur.added_seconds);
         const double score = gain / (cost + 1e-15);
+        last_score[c] = gain > 0 ? score : 0.0;
+        if (gain <= 0) continue;
         if (!found || score > best_score || (score == best_score && cost < best_cost)) {
           found = true;
           best_score = score;
@@ -59,6 +82,7 @@ class Search {
           best = c;
           best_eval = std::move(e);
         }
+        if (OutOfEvaluations()) break;
       }
       if (!found) break;
       set = With(set, best);

@@ -15,6 +15,10 @@
 #include "run_inputs.h"
 #include "util/bytes.h"
 
+#ifdef MEMOPT_HAVE_CUDA
+#include "device.h"
+#endif
+
 namespace memopt::cli {
 
 namespace {
@@ -165,7 +169,19 @@ nlohmann::json RenderJson(const std::vector<ModelBench>& benches, const std::opt
 }
 
 int RunBench(const BenchArgs& args, const GlobalOptions&) {
-  if (args.device == "cuda") return ReportError(Status(ErrorCode::kNoDevice, "no CUDA backend in this build"));
+  if (args.device == "cuda") {
+#ifdef MEMOPT_HAVE_CUDA
+    // The device comes first: without a usable GPU the answer is exit 4, whatever the model.
+    auto device = cuda::ProbeDevice(0);
+    if (!device.ok()) return ReportError(device.status());
+    return ReportError(Unsupported("--device cuda: found " + cuda::Describe(*device) +
+                                   ", but this build has no CUDA kernels for the executor yet; use --device cpu"));
+#else
+    return ReportError(Status(ErrorCode::kNoDevice,
+                              "no usable GPU: this build has no CUDA backend (nvcc was not found when it was "
+                              "configured); use --device cpu"));
+#endif
+  }
   if (args.device != "cpu") return ReportError(UsageError("unknown --device '" + args.device + "'; use cpu or cuda"));
   if (args.format != "table" && args.format != "json") {
     return ReportError(UsageError("unknown --format '" + args.format + "'; use table or json"));

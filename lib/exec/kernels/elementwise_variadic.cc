@@ -4,7 +4,9 @@
 
 // The build uses -O2, whose "very cheap" vectorizer cost model skips loops with a runtime trip
 // count; the elementwise loops here are meant to be vectorized, so use the dynamic model.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("vect-cost-model=dynamic")
+#endif
 #include <cmath>
 #include <cstring>
 #include <limits>
