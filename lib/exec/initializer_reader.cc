@@ -13,16 +13,9 @@ int64_t InitializerBytes(const InitializerInfo& info) { return NumElements(info.
 
 Status InitializerReader::EnsureSource() {
   if (opened_) return Status::Ok();
-  if (!model_.path.empty()) {
-    MEMOPT_RETURN_IF_ERROR(file_.Open(model_.path));
-    data_ = file_.data();
-    size_ = file_.size();
-  } else if (model_.source_bytes != nullptr) {
-    data_ = reinterpret_cast<const uint8_t*>(model_.source_bytes->data());
-    size_ = model_.source_bytes->size();
-  } else {
-    return InvalidInput("the model has neither a file nor its serialized bytes; inline initializers cannot be read");
-  }
+  MEMOPT_RETURN_IF_ERROR(bytes_.Open(model_, "inline initializers cannot be read"));
+  data_ = bytes_.data();
+  size_ = bytes_.size();
   opened_ = true;
   return Status::Ok();
 }

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "exec/tensor.h"
-#include "io/mapped_file.h"
+#include "io/model_bytes.h"
 #include "io/model_loader.h"
 
 namespace memopt {
@@ -20,7 +20,7 @@ class InitializerReader {
   Status EnsureSource();
 
   const Model& model_;
-  io::MappedFile file_;
+  io::ModelBytes bytes_;
   bool opened_ = false;
   const uint8_t* data_ = nullptr;
   uint64_t size_ = 0;

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "io/copy_external_data.h"
-#include "io/mapped_file.h"
+#include "io/model_bytes.h"
 #include "io/temp_file.h"
 #include "io/wire_reader.h"
 
@@ -81,22 +81,11 @@ Expected<TrainingModelWriteReport> WriteTrainingModel(const GradResult& result, 
   const Model& model = result.model;
   const Graph& graph = model.graph;
   MEMOPT_RETURN_IF_ERROR(io::CheckOutputPath(output_path, model.path));
-  std::error_code ec;
-  const fs::path out_path(output_path);
-  const fs::path out_dir = out_path.has_parent_path() ? out_path.parent_path() : fs::path(".");
-  io::MappedFile mapped;
-  const uint8_t* data = nullptr;
-  uint64_t size = 0;
-  if (!model.path.empty()) {
-    MEMOPT_RETURN_IF_ERROR(mapped.Open(model.path));
-    data = mapped.data();
-    size = mapped.size();
-  } else if (model.source_bytes) {
-    data = reinterpret_cast<const uint8_t*>(model.source_bytes->data());
-    size = model.source_bytes->size();
-  } else {
-    return InvalidInput("the model has neither a file nor its serialized bytes; cannot write it");
-  }
+  const fs::path out_dir = io::OutputFolder(output_path);
+  io::ModelBytes bytes;
+  MEMOPT_RETURN_IF_ERROR(bytes.Open(model, "cannot write it"));
+  const uint8_t* data = bytes.data();
+  const uint64_t size = bytes.size();
   const std::string source = model.path.empty() ? "<model bytes>" : model.path;
   auto corrupt = [&](uint64_t at) {
     return InvalidInput(source + ": corrupt protobuf at byte " + std::to_string(at) + "; cannot write the model");
@@ -205,10 +194,7 @@ Expected<TrainingModelWriteReport> WriteTrainingModel(const GradResult& result, 
   PutVarint(graph_header, graph_payload);
 
   TrainingModelWriteReport report;
-  const fs::path in_dir = fs::path(model.base_dir.empty() ? "." : model.base_dir);
-  if (!(fs::exists(in_dir, ec) && fs::equivalent(in_dir, out_dir, ec))) {
-    MEMOPT_RETURN_IF_ERROR(io::CopyExternalDataFiles(model, out_dir, &report.copied_external_files));
-  }
+  MEMOPT_RETURN_IF_ERROR(io::CopyExternalDataFiles(model, out_dir, &report.copied_external_files));
   Sink sink;
   MEMOPT_RETURN_IF_ERROR(sink.Open(output_path));
   for (size_t t = 0; t < top.size(); ++t) {

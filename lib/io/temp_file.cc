@@ -50,6 +50,11 @@ void RemoveOpenTempFiles() {
   }
 }
 
+std::filesystem::path OutputFolder(const std::string& output_path) {
+  const std::filesystem::path path(output_path);
+  return path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+}
+
 Status CheckOutputPath(const std::string& output_path, const std::string& input_path) {
   namespace fs = std::filesystem;
   if (output_path.empty()) return UsageError("output path is empty");
@@ -57,8 +62,7 @@ Status CheckOutputPath(const std::string& output_path, const std::string& input_
   if (!input_path.empty() && fs::exists(output_path, ec) && fs::equivalent(output_path, input_path, ec)) {
     return UsageError("output '" + output_path + "' is the input model; choose another -o path");
   }
-  const fs::path path(output_path);
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  const fs::path dir = OutputFolder(output_path);
   const std::string prefix = "cannot write '" + output_path + "': ";
   if (!fs::exists(dir, ec)) return InvalidInput(prefix + "folder '" + dir.string() + "' does not exist");
   if (!fs::is_directory(dir, ec)) return InvalidInput(prefix + "'" + dir.string() + "' is not a folder");
@@ -82,7 +86,7 @@ Status TempFileSink::Open(const std::string& target) {
   namespace fs = std::filesystem;
   target_ = target;
   const fs::path path(target);
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  const fs::path dir = OutputFolder(target);
   // Built with append: GCC 12 warns (-Wrestrict, a false positive) on the operator+ chain at -O3.
   std::string hidden(".");
   hidden.append(path.filename().string()).append(".tmp.XXXXXX");

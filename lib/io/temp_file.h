@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -43,6 +44,9 @@ class TempFileSink {
   int slot_ = -1;
   uint64_t written_ = 0;
 };
+
+/// The folder an output path lands in ("." for a bare file name).
+std::filesystem::path OutputFolder(const std::string& output_path);
 
 /// Checks an output path before any work is done: not empty (usage error), not the file at
 /// `input_path` (usage error, "choose another -o path"), and its folder exists and is writable.

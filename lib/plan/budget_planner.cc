@@ -51,6 +51,10 @@ class Search {
   Status Greedy(std::vector<size_t>& set, PlanEvaluation& cur) {
     const bool lazy = candidates_.size() > kExactGreedyCandidates;
     std::map<size_t, double> last_score;  // candidate -> score when last evaluated
+    auto bound = [&](size_t c) {  // never evaluated: unbounded
+      auto it = last_score.find(c);
+      return it == last_score.end() ? std::numeric_limits<double>::infinity() : it->second;
+    };
     while (!Fits(cur) && !OutOfEvaluations()) {
       bool found = false;
       double best_score = 0, best_cost = 0;
@@ -61,14 +65,10 @@ class Search {
         if (!Contains(set, c)) order.push_back(c);
       }
       if (lazy) {
-        auto bound = [&](size_t c) {
-          auto it = last_score.find(c);
-          return it == last_score.end() ? std::numeric_limits<double>::infinity() : it->second;
-        };
         std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return bound(a) > bound(b); });
       }
       for (size_t c : order) {
-        if (lazy && found && last_score.count(c) && last_score[c] < best_score) break;
+        if (lazy && found && bound(c) < best_score) break;
         MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation e, Eval(With(set, c)));
         const double gain = cur.excess - e.excess;
         const double cost = std::max(0.0, e.added_seconds - cur.added_seconds);

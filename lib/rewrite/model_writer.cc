@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "io/copy_external_data.h"
-#include "io/mapped_file.h"
+#include "io/model_bytes.h"
 #include "io/temp_file.h"
 #include "io/wire_reader.h"
 
@@ -131,24 +131,13 @@ std::string ExternalizedTensorField(const Field& tensor, const uint8_t* base, co
 Expected<WriteModelReport> WriteModelWithNodes(const Model& model, const std::vector<std::string>& nodes,
                                                const std::string& output_path, const WriteModelOptions& options) {
   MEMOPT_RETURN_IF_ERROR(io::CheckOutputPath(output_path, model.path));
-  std::error_code ec;
   const std::string source_name = model.path.empty() ? std::string("<model bytes>") : model.path;
-  fs::path out_path(output_path);
-  fs::path out_dir = out_path.has_parent_path() ? out_path.parent_path() : fs::path(".");
+  const fs::path out_dir = io::OutputFolder(output_path);
 
-  io::MappedFile mapped;
-  const uint8_t* data = nullptr;
-  uint64_t size = 0;
-  if (!model.path.empty()) {
-    MEMOPT_RETURN_IF_ERROR(mapped.Open(model.path));
-    data = mapped.data();
-    size = mapped.size();
-  } else if (model.source_bytes) {
-    data = reinterpret_cast<const uint8_t*>(model.source_bytes->data());
-    size = model.source_bytes->size();
-  } else {
-    return InvalidInput("the model has neither a file nor its serialized bytes; cannot write it");
-  }
+  io::ModelBytes bytes;
+  MEMOPT_RETURN_IF_ERROR(bytes.Open(model, "cannot write it"));
+  const uint8_t* data = bytes.data();
+  const uint64_t size = bytes.size();
 
   // Top level: which fields to copy and where the graph goes; graph fields split into pieces.
   struct TopPiece {
@@ -210,7 +199,7 @@ Expected<WriteModelReport> WriteModelWithNodes(const Model& model, const std::ve
   };
 
   WriteModelReport report;
-  const std::string data_name = out_path.filename().string() + ".data";
+  const std::string data_name = fs::path(output_path).filename().string() + ".data";
   if (model_size() > options.max_inline_model_bytes) {
     uint64_t offset = 0;
     for (size_t i = 0; i < pieces.size(); ++i) {
@@ -232,10 +221,7 @@ Expected<WriteModelReport> WriteModelWithNodes(const Model& model, const std::ve
   }
 
   // External data of the input: referenced in place, or copied when the output is elsewhere.
-  const fs::path in_dir = fs::path(model.base_dir.empty() ? "." : model.base_dir);
-  if (!(fs::exists(in_dir, ec) && fs::equivalent(in_dir, out_dir, ec))) {
-    MEMOPT_RETURN_IF_ERROR(io::CopyExternalDataFiles(model, out_dir, &report.copied_external_files));
-  }
+  MEMOPT_RETURN_IF_ERROR(io::CopyExternalDataFiles(model, out_dir, &report.copied_external_files));
 
   if (report.externalized_tensors > 0) {
     TempFileSink data_sink;
