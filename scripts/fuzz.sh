@@ -3,7 +3,8 @@
 # prints executions and crashes per target. Exit 1 when any target crashed, leaked or hung.
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET=60] [BUILD_DIR=build-fuzz]
 #   FUZZ_TARGETS="fuzz_config fuzz_dims_size" restricts the targets; FUZZ_JOBS=N runs N workers;
-#   FUZZ_MAX_LEN caps input sizes (default 262144; small values make the model loader ~10x faster).
+#   FUZZ_MAX_LEN caps input sizes (default 262144; small values make the model loader ~10x faster);
+#   FUZZ_RUNS=N stops each target after N executions instead (SECONDS then only caps the time).
 # Needs: clang (Debian: apt-get install clang). Seeds: the shared test graphs (../shared/data),
 # tests/data, the golden configs and tests/fuzz/seeds. Crash inputs stay in BUILD_DIR/fuzz/<target>/.
 set -uo pipefail
@@ -37,7 +38,7 @@ seed_dirs() {
 }
 
 status=0
-printf '%-20s %12s %8s %s\n' target executions crashes result
+printf '%-20s %12s %8s %8s %s\n' target executions seconds crashes result
 for t in $targets; do
   work=$build/fuzz/$t
   mkdir -p "$work/corpus"
@@ -46,14 +47,15 @@ for t in $targets; do
     [[ -d $d ]] && find "$d" -maxdepth 1 -type f -size -4M -exec cp -n {} "$work/corpus/" \;
   done
   log=$work/log.txt
+  start=$SECONDS
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     "$build/tests/fuzz/$t" "$work/corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2560 \
-    -max_len="${FUZZ_MAX_LEN:-262144}" -print_final_stats=1 -artifact_prefix="$work/" ${FUZZ_JOBS:+-fork=$FUZZ_JOBS} >"$log" 2>&1
+    -max_len="${FUZZ_MAX_LEN:-262144}" -print_final_stats=1 -artifact_prefix="$work/" ${FUZZ_JOBS:+-fork=$FUZZ_JOBS} ${FUZZ_RUNS:+-runs=$FUZZ_RUNS} >"$log" 2>&1
   rc=$?
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -n 1)
   crashes=$(find "$work" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
   result=ok
   if [[ $rc != 0 || $crashes != 0 ]]; then result="FAILED (see $log)"; status=1; fi
-  printf '%-20s %12s %8s %s\n' "$t" "${execs:-?}" "$crashes" "$result"
+  printf '%-20s %12s %8s %8s %s\n' "$t" "${execs:-?}" "$((SECONDS - start))" "$crashes" "$result"
 done
 exit $status

@@ -131,7 +131,8 @@ std::vector<int64_t> Tensor::ToInt64Vector() const {
   const void* p = raw();
   switch (dtype_) {
     case DataType::kInt64:
-      std::memcpy(out.data(), p, out.size() * sizeof(int64_t));
+      // An empty vector's data() may be null, which memcpy must not get even for 0 bytes.
+      if (!out.empty()) std::memcpy(out.data(), p, out.size() * sizeof(int64_t));
       break;
     case DataType::kUint64:
       for (int64_t i = 0; i < numel_; ++i) out[i] = static_cast<int64_t>(static_cast<const uint64_t*>(p)[i]);

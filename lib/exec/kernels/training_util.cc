@@ -72,7 +72,7 @@ Tensor MakeBool(bool v, std::vector<int64_t> shape) {
 std::vector<int64_t> ReadIndices(const Tensor& t) {
   std::vector<int64_t> out(static_cast<size_t>(t.numel()));
   if (t.dtype() == DataType::kInt64) {
-    std::memcpy(out.data(), t.data<int64_t>(), out.size() * sizeof(int64_t));
+    if (!out.empty()) std::memcpy(out.data(), t.data<int64_t>(), out.size() * sizeof(int64_t));
   } else if (t.dtype() == DataType::kInt32) {
     const int32_t* p = t.data<int32_t>();
     for (size_t i = 0; i < out.size(); ++i) out[i] = p[i];
