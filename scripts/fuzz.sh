@@ -4,7 +4,10 @@
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET=60] [BUILD_DIR=build-fuzz]
 #   FUZZ_TARGETS="fuzz_config fuzz_dims_size" restricts the targets; FUZZ_JOBS=N runs N workers;
 #   FUZZ_MAX_LEN caps input sizes (default 262144; small values make the model loader ~10x faster);
-#   FUZZ_RUNS=N stops each target after N executions instead (SECONDS then only caps the time).
+#   FUZZ_RUNS=N stops each target after N executions instead (SECONDS then only caps the time);
+#   FUZZ_RSS_LIMIT_MB (default 2560): libFuzzer's own bookkeeping (entropic feature counts) grows
+#   by a few hundred MB per million executions, so runs of 10M need more; single allocations over
+#   2 GB are reported whatever the limit.
 # Needs: clang (Debian: apt-get install clang). Seeds: the shared test graphs (../shared/data),
 # tests/data, the golden configs and tests/fuzz/seeds. Crash inputs stay in BUILD_DIR/fuzz/<target>/.
 set -uo pipefail
@@ -49,7 +52,7 @@ for t in $targets; do
   log=$work/log.txt
   start=$SECONDS
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    "$build/tests/fuzz/$t" "$work/corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2560 \
+    "$build/tests/fuzz/$t" "$work/corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb="${FUZZ_RSS_LIMIT_MB:-2560}" -malloc_limit_mb=2048 \
     -max_len="${FUZZ_MAX_LEN:-262144}" -print_final_stats=1 -artifact_prefix="$work/" ${FUZZ_JOBS:+-fork=$FUZZ_JOBS} ${FUZZ_RUNS:+-runs=$FUZZ_RUNS} >"$log" 2>&1
   rc=$?
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -n 1)
