@@ -170,7 +170,12 @@ SymExpr InferContext::FreshDim(size_t out, size_t dim, const std::string& reason
   return SymExpr::Symbol(name);
 }
 
-Shape InferContext::FreshShape(size_t out, size_t rank, const std::string& reason) {
+std::optional<Shape> InferContext::FreshShape(size_t out, size_t rank, const std::string& reason) {
+  if (rank > kMaxFreshRank) {
+    Diagnose(OutputName(out), "rank unresolved: " + reason + ", and the rank it implies (" + std::to_string(rank) +
+                                  ") is past " + std::to_string(kMaxFreshRank));
+    return std::nullopt;
+  }
   Shape s;
   s.reserve(rank);
   for (size_t k = 0; k < rank; ++k) s.push_back(FreshDim(out, k, reason));

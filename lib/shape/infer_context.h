@@ -98,8 +98,11 @@ class InferContext {
   /// A fresh `unk__<N>` for dim `dim` of output `out`, recorded with `reason`
   /// ("dim 1 of 'x' unresolved: <reason>").
   SymExpr FreshDim(size_t out, size_t dim, const std::string& reason);
-  /// A rank-`rank` shape of fresh dims.
-  Shape FreshShape(size_t out, size_t rank, const std::string& reason);
+  /// A rank-`rank` shape of fresh dims; nullopt (unknown rank, with a diagnostic) when `rank` is
+  /// past kMaxFreshRank, which only a malformed model asks for (e.g. a Reshape whose shape input
+  /// declares a length of 10^12).
+  std::optional<Shape> FreshShape(size_t out, size_t rank, const std::string& reason);
+  static constexpr size_t kMaxFreshRank = 1024;
   void Diagnose(const std::string& tensor, const std::string& message);
   /// Records that two dims the op requires to be equal are equal: when one is a bare symbol and
   /// the other a constant, the symbol's value is learned for the rest of the graph.

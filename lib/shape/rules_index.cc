@@ -51,7 +51,8 @@ Status SliceRule(InferContext& ctx) {
         if (auto axis = NormalizeAxis(a, rank)) out[*axis] = ctx.FreshDim(0, *axis, "Slice starts/ends not constant");
       }
     } else {
-      out = ctx.FreshShape(0, in->size(), "Slice starts/ends not constant");
+      ctx.SetOutput(0, dtype, ctx.FreshShape(0, in->size(), "Slice starts/ends not constant"));
+      return Status::Ok();
     }
     ctx.SetOutput(0, dtype, std::move(out));
     return Status::Ok();

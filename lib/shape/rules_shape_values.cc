@@ -147,10 +147,18 @@ Status CastValues(InferContext& ctx) {
   return Status::Ok();
 }
 
-/// Applies fn elementwise with numpy broadcasting over all present inputs.
-Status ElementwiseValues(InferContext& ctx, ScalarFn fn) {
+/// Applies fn elementwise with numpy broadcasting over all present inputs. `arity` > 0: fn takes
+/// exactly that many arguments, so a node with another number of inputs (or an omitted one, which
+/// would shift the arguments) tracks no values; 0: variadic (Sum, Max, Min), one or more.
+Status ElementwiseValues(InferContext& ctx, ScalarFn fn, size_t arity) {
   auto out_dims = TrackedOutputDims(ctx, 0);
   if (!out_dims.has_value() || !TracksValues(ctx.OutputInfo(0).dtype)) return Status::Ok();
+  if (arity > 0) {
+    if (ctx.NumInputs() != arity) return Status::Ok();
+    for (size_t i = 0; i < arity; ++i) {
+      if (!ctx.HasInput(i)) return Status::Ok();
+    }
+  }
   std::vector<const std::vector<SymExpr>*> values;
   std::vector<std::vector<int64_t>> maps;
   for (size_t i = 0; i < ctx.NumInputs(); ++i) {
@@ -182,9 +190,9 @@ Status ElementwiseValues(InferContext& ctx, ScalarFn fn) {
   return Status::Ok();
 }
 
-template <ScalarFn F>
+template <ScalarFn F, size_t kArity>
 Status Elementwise(InferContext& ctx) {
-  return ElementwiseValues(ctx, F);
+  return ElementwiseValues(ctx, F, kArity);
 }
 
 std::optional<SymExpr> AddFn(InferContext&, const std::vector<SymExpr>& a) {
@@ -329,26 +337,26 @@ void RegisterValueRules(RuleRegistry& r) {
   r.AddValues("", "Range", RangeValues);
   for (const char* op : {"Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten"}) r.AddValues("", op, CopyValues);
   r.AddValues("", "Cast", CastValues);
-  r.AddValues("", "Add", Elementwise<AddFn>);
-  r.AddValues("", "Sum", Elementwise<AddFn>);
-  r.AddValues("", "Sub", Elementwise<SubFn>);
-  r.AddValues("", "Mul", Elementwise<MulFn>);
-  r.AddValues("", "Div", Elementwise<DivFn>);
-  r.AddValues("", "Mod", Elementwise<ModFn>);
-  r.AddValues("", "Neg", Elementwise<NegFn>);
-  r.AddValues("", "Abs", Elementwise<AbsFn>);
-  r.AddValues("", "Max", Elementwise<MaxFn>);
-  r.AddValues("", "Min", Elementwise<MinFn>);
-  r.AddValues("", "Equal", Elementwise<EqualFn>);
-  r.AddValues("", "Less", Elementwise<LessFn>);
-  r.AddValues("", "Greater", Elementwise<GreaterFn>);
-  r.AddValues("", "LessOrEqual", Elementwise<LessOrEqualFn>);
-  r.AddValues("", "GreaterOrEqual", Elementwise<GreaterOrEqualFn>);
-  r.AddValues("", "Not", Elementwise<NotFn>);
-  r.AddValues("", "And", Elementwise<AndFn>);
-  r.AddValues("", "Or", Elementwise<OrFn>);
-  r.AddValues("", "Xor", Elementwise<XorFn>);
-  r.AddValues("", "Where", Elementwise<WhereFn>);
+  r.AddValues("", "Add", Elementwise<AddFn, 0>);
+  r.AddValues("", "Sum", Elementwise<AddFn, 0>);
+  r.AddValues("", "Sub", Elementwise<SubFn, 2>);
+  r.AddValues("", "Mul", Elementwise<MulFn, 2>);
+  r.AddValues("", "Div", Elementwise<DivFn, 2>);
+  r.AddValues("", "Mod", Elementwise<ModFn, 2>);
+  r.AddValues("", "Neg", Elementwise<NegFn, 1>);
+  r.AddValues("", "Abs", Elementwise<AbsFn, 1>);
+  r.AddValues("", "Max", Elementwise<MaxFn, 0>);
+  r.AddValues("", "Min", Elementwise<MinFn, 0>);
+  r.AddValues("", "Equal", Elementwise<EqualFn, 2>);
+  r.AddValues("", "Less", Elementwise<LessFn, 2>);
+  r.AddValues("", "Greater", Elementwise<GreaterFn, 2>);
+  r.AddValues("", "LessOrEqual", Elementwise<LessOrEqualFn, 2>);
+  r.AddValues("", "GreaterOrEqual", Elementwise<GreaterOrEqualFn, 2>);
+  r.AddValues("", "Not", Elementwise<NotFn, 1>);
+  r.AddValues("", "And", Elementwise<AndFn, 2>);
+  r.AddValues("", "Or", Elementwise<OrFn, 2>);
+  r.AddValues("", "Xor", Elementwise<XorFn, 2>);
+  r.AddValues("", "Where", Elementwise<WhereFn, 3>);
   RegisterLayoutValueRules(r);
 }
 

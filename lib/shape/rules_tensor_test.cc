@@ -204,3 +204,27 @@ TEST_CASE("Transpose, Flatten, Expand, Tile", "[shape]") {
 
 }  // namespace
 }  // namespace memopt
+
+namespace memopt {
+namespace {
+
+TEST_CASE("Reshape/Unsqueeze whose rank comes from a huge declared length: unknown rank, no allocation", "[shape]") {
+  // Found by fuzz_model_loader: a shape input declared int64[10^12] made shape inference reserve
+  // 10^12 fresh dims (std::length_error, an abort in the CLI).
+  auto r = testing::InferText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2, 3] X, int64[1000000000000] S, int64[1000000000000] A) => (float[2, 3] Z) {
+      Z = Identity(X)
+      Y = Reshape(X, S)
+      U = Unsqueeze(X, A)
+      C = ConstantOfShape(S)
+    }
+  )");
+  CHECK(TypeAndShape(r.model.graph, "Y") == "float[?]");
+  CHECK(TypeAndShape(r.model.graph, "U") == "float[?]");
+  CHECK(TypeAndShape(r.model.graph, "C") == "float[?]");
+  CHECK(testing::HasDiagnosticContaining(r.stats, "is past 1024"));
+}
+
+}  // namespace
+}  // namespace memopt
