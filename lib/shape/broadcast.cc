@@ -21,7 +21,13 @@ SymExpr BroadcastDim(const SymExpr& a, const SymExpr& b, BroadcastNotes* notes, 
   const bool cb = b.IsConstant();
   if (ca && cb) {
     if (conflict != nullptr) *conflict = true;
-    return (a.AsRational().value() < b.AsRational().value()) ? b : a;
+    // A constant whose arithmetic overflowed has no value: keep it, so that sizes computed from
+    // it stay unsized (found by fuzz_model_loader: value() threw bad_optional_access).
+    const auto ra = a.AsRational();
+    const auto rb = b.AsRational();
+    if (!ra.has_value()) return a;
+    if (!rb.has_value()) return b;
+    return *ra < *rb ? b : a;
   }
   if (ca) return a;
   if (cb) return b;

@@ -29,6 +29,18 @@ TEST_CASE("BroadcastDim rules", "[shape]") {
   CHECK(conflict);
 }
 
+TEST_CASE("BroadcastDim of an overflowed constant keeps the overflow", "[shape]") {
+  // Found by fuzz_model_loader: two constant dims, one whose arithmetic overflowed int64.
+  const SymExpr big = SymExpr(INT64_MAX) * SymExpr(4);
+  REQUIRE(big.Overflowed());
+  bool conflict = false;
+  CHECK(BroadcastDim(big, SymExpr(3), nullptr, &conflict).Overflowed());
+  CHECK(conflict);
+  conflict = false;
+  CHECK(BroadcastDim(SymExpr(3), big, nullptr, &conflict).Overflowed());
+  CHECK(conflict);
+}
+
 TEST_CASE("BroadcastShapes aligns from the right", "[shape]") {
   BroadcastNotes notes;
   Shape a{S("b"), SymExpr(1), S("s")};
