@@ -3,6 +3,8 @@
 # protobuf, fmt, OpenBLAS, the C++ runtime, ...), so that it runs where the Debian packages are
 # not installed (e.g. a GPU machine with only a driver). glibc's own libraries and the CUDA
 # driver (libcuda.so, which must match the machine's kernel module) are left out.
+# cuBLAS is loaded at run time by `bench --device cuda` only; PACK_CUBLAS=1 adds libcublas and
+# libcublasLt (several hundred MB) for GPU machines that have a driver but no CUDA toolkit.
 # Usage: scripts/pack.sh [BUILD_DIR=build] [OUT_DIR=BUILD_DIR/memopt-pack]
 # Result: OUT_DIR/memopt (a launcher), OUT_DIR/bin/memopt, OUT_DIR/lib/*.so*; copy OUT_DIR anywhere.
 set -euo pipefail
@@ -29,11 +31,23 @@ LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "$here/bin
 LAUNCH
 chmod +x "$out/memopt"
 # Every packed library must be the one the packed binary loads.
-packed=$(ls "$out/lib" | wc -l)
+packed=$(ls "$out/lib" | wc -l)  # (before the optional cuBLAS, which the binary dlopens)
 resolved=$(LD_LIBRARY_PATH="$out/lib" ldd "$out/bin/memopt" | grep -c "=> $out/lib/" || true)
 if [[ $resolved != "$packed" ]]; then
   echo "pack.sh: only $resolved of $packed packed libraries resolve inside $out/lib" >&2
   exit 1
+fi
+if [[ ${PACK_CUBLAS:-0} == 1 ]]; then
+  found=0
+  for dir in $(ldconfig -p | awk '/libcublas(Lt)?\.so\.[0-9]+ / { print $NF }' | xargs -r -n1 dirname | sort -u) \
+             /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
+    for lib in "$dir"/libcublas.so.[0-9]* "$dir"/libcublasLt.so.[0-9]*; do
+      [[ -f $lib && $lib =~ \.so\.[0-9]+$ ]] || continue
+      cp -L "$lib" "$out/lib/" && found=1
+    done
+    ((found)) && break
+  done
+  ((found)) || { echo "pack.sh: PACK_CUBLAS=1 but no libcublas.so.N found" >&2; exit 1; }
 fi
 "$out/memopt" --version >/dev/null
 echo "pack.sh: $out ($packed libraries, $(du -sh "$out" | cut -f1))" >&2

@@ -11,6 +11,7 @@
 
 #include "analysis/boundary.h"
 #include "analysis/exec_order.h"
+#include "exec/bind_inputs.h"
 #include "exec/initializer_reader.h"
 #include "exec/input_binding.h"
 #include "exec/memory_tracker.h"
@@ -20,23 +21,6 @@ namespace memopt {
 namespace {
 
 std::string OpKey(const Node& node) { return node.domain.empty() ? node.op_type : node.domain + "::" + node.op_type; }
-
-Expected<ExecutionOrder> ResolveOrder(const Graph& graph, const RunOptions& options) {
-  if (options.order.empty()) {
-    ScanOptions scan_options;
-    MEMOPT_ASSIGN_OR_RETURN(Boundary boundary, FindBoundary(graph, scan_options));
-    return MemoryEfficientOrder(graph, boundary);
-  }
-  std::vector<char> seen(graph.nodes.size(), 0);
-  for (NodeId n : options.order) {
-    if (n < 0 || static_cast<size_t>(n) >= graph.nodes.size()) {
-      return InvalidInput("execution order names node id " + std::to_string(n) + ", the graph has " +
-                          std::to_string(graph.nodes.size()) + " nodes");
-    }
-    if (seen[n]++) return InvalidInput("execution order lists node " + graph.node(n).Describe() + " twice");
-  }
-  return MakeExecutionOrder(graph.nodes.size(), options.order, -1);
-}
 
 /// Adds the node context to a kernel error that does not name its node yet.
 Status WithNode(const Node& node, Status status) {
@@ -51,10 +35,15 @@ class Run {
 
   Expected<RunResult> Go(const std::map<std::string, Tensor>& feeds) {
     MEMOPT_RETURN_IF_ERROR(CheckSupported(graph_, registry_));
-    MEMOPT_ASSIGN_OR_RETURN(order_, ResolveOrder(graph_, options_));
+    MEMOPT_ASSIGN_OR_RETURN(order_, ResolveRunOrder(graph_, options_.order));
     const int32_t steps = static_cast<int32_t>(order_.order.size());
     MemoryTracker tracker(graph_, order_.position, steps);
-    MEMOPT_RETURN_IF_ERROR(BindInputs(feeds, tracker));
+    InputSink sink;
+    sink.bind = [this](ValueId v, const Tensor& t) {
+      values_[v] = t;  // shares the buffer
+      return Status::Ok();
+    };
+    MEMOPT_RETURN_IF_ERROR(BindInputs(model_, order_.order, feeds, tracker, sink));
 
     RunResult result;
     const auto start = std::chrono::steady_clock::now();
@@ -90,70 +79,6 @@ class Run {
   }
 
  private:
-  Status BindInputs(const std::map<std::string, Tensor>& feeds, MemoryTracker& tracker) {
-    for (const auto& [name, tensor] : feeds) {
-      const ValueId v = graph_.FindValue(name);
-      if (v == kNone || (!graph_.value(v).is_graph_input && !graph_.value(v).initializer.has_value())) {
-        return InvalidInput("feed '" + name + "' is not a graph input or initializer of the model");
-      }
-    }
-    // Values some scheduled node or a graph output reads (others are counted but not loaded).
-    std::vector<char> needed(graph_.values.size(), 0);
-    for (NodeId n : order_.order) {
-      for (ValueId v : graph_.node(n).inputs) {
-        if (v != kNone) needed[v] = 1;
-      }
-    }
-    for (ValueId v : graph_.outputs) needed[v] = 1;
-
-    BoundDims bound;
-    for (ValueId v : graph_.inputs) {
-      const Value& value = graph_.value(v);
-      auto it = feeds.find(value.name);
-      if (it == feeds.end()) {
-        if (value.initializer.has_value()) continue;  // default value from the initializer
-        return InvalidInput("input '" + value.name + "' is not fed (" + DescribeInfo(value.info) + ")");
-      }
-      MEMOPT_RETURN_IF_ERROR(CheckFeed(graph_, v, it->second, bound));
-      values_[v] = it->second;
-      tracker.AddAlwaysLive(v, it->second.bytes());
-    }
-    InitializerReader reader(model_);
-    for (size_t i = 0; i < graph_.values.size(); ++i) {
-      const auto v = static_cast<ValueId>(i);
-      const Value& value = graph_.value(v);
-      if (!value.initializer.has_value() || values_[v].defined()) continue;
-      auto it = feeds.find(value.name);
-      if (it != feeds.end()) {
-        MEMOPT_RETURN_IF_ERROR(CheckInitializerFeed(value, it->second));
-        values_[v] = it->second;
-      } else if (needed[v]) {
-        MEMOPT_ASSIGN_OR_RETURN(values_[v], reader.Read(v));
-      } else {
-        tracker.AddAlwaysLive(v, InitializerBytes(*value.initializer));
-        continue;
-      }
-      tracker.AddAlwaysLive(v, values_[v].bytes());
-    }
-    return Status::Ok();
-  }
-
-  static Status CheckInitializerFeed(const Value& value, const Tensor& feed) {
-    const InitializerInfo& info = *value.initializer;
-    if (feed.dtype() != info.dtype || feed.shape() != info.dims) {
-      std::string want = DataTypeName(info.dtype) + "[";
-      for (size_t i = 0; i < info.dims.size(); ++i) want += (i ? ", " : "") + std::to_string(info.dims[i]);
-      return InvalidInput("initializer '" + value.name + "': fed " + feed.Describe() + ", the model has " + want + "]");
-    }
-    return Status::Ok();
-  }
-
-  static std::string DescribeInfo(const TensorInfo& info) {
-    std::string s = DataTypeName(info.dtype);
-    if (info.shape.has_value()) s += ShapeToString(*info.shape);
-    return s;
-  }
-
   Status RunNode(const Node& node, KernelContext& ctx) {
     const KernelInfo* kernel = registry_.Find(node.domain, node.op_type);
     if (kernel == nullptr || kernel->fn == nullptr) return Unsupported("no kernel for " + OpKey(node));
@@ -232,6 +157,23 @@ Expected<RunResult> Execute(const Model& model, const std::map<std::string, Tens
   } catch (const std::exception& e) {
     return InternalError(std::string("unexpected error while running the model: ") + e.what());
   }
+}
+
+Expected<ExecutionOrder> ResolveRunOrder(const Graph& graph, const std::vector<NodeId>& order) {
+  if (order.empty()) {
+    ScanOptions scan_options;
+    MEMOPT_ASSIGN_OR_RETURN(Boundary boundary, FindBoundary(graph, scan_options));
+    return MemoryEfficientOrder(graph, boundary);
+  }
+  std::vector<char> seen(graph.nodes.size(), 0);
+  for (NodeId n : order) {
+    if (n < 0 || static_cast<size_t>(n) >= graph.nodes.size()) {
+      return InvalidInput("execution order names node id " + std::to_string(n) + ", the graph has " +
+                          std::to_string(graph.nodes.size()) + " nodes");
+    }
+    if (seen[n]++) return InvalidInput("execution order lists node " + graph.node(n).Describe() + " twice");
+  }
+  return MakeExecutionOrder(graph.nodes.size(), order, -1);
 }
 
 }  // namespace memopt

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/exec_order.h"
 #include "exec/kernel.h"
 #include "exec/tensor.h"
 #include "io/model_loader.h"
@@ -34,6 +35,10 @@ struct RunResult {
   MemoryStats memory;
   double elapsed_ms = 0;
 };
+
+/// The execution order of a run: `order` checked (known node ids, none twice), or when empty the
+/// order `scan` uses (boundary detection + MEMORY_EFFICIENT). Shared with the CUDA executor.
+Expected<ExecutionOrder> ResolveRunOrder(const Graph& graph, const std::vector<NodeId>& order);
 
 /// Reports every op without a kernel, by name and node, before anything runs.
 Status CheckSupported(const Graph& graph, const KernelRegistry& registry);

@@ -1,0 +1,185 @@
+// ExecuteCuda: the CPU executor's Run loop (exec/executor.cc) with device tensors. The order, the
+// feed checks, the initializer reader and the release schedule are the CPU executor's own pieces,
+// so both executors free the same values at the same steps.
+#include "cuda_executor.h"
+
+#include <exception>
+#include <new>
+
+#include "analysis/boundary.h"
+#include "analysis/exec_order.h"
+#include "exec/bind_inputs.h"
+#include "exec/initializer_reader.h"
+#include "exec/memory_tracker.h"
+
+namespace memopt::cuda {
+
+namespace {
+
+/// A pair of CUDA events (destroyed with the object).
+class EventTimer {
+ public:
+  EventTimer() {
+    cudaEventCreate(&start_);
+    cudaEventCreate(&stop_);
+  }
+  ~EventTimer() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  EventTimer(const EventTimer&) = delete;
+  EventTimer& operator=(const EventTimer&) = delete;
+  Status Start(cudaStream_t s) { return CudaStatus(cudaEventRecord(start_, s), "cudaEventRecord"); }
+  Status Stop(cudaStream_t s) { return CudaStatus(cudaEventRecord(stop_, s), "cudaEventRecord"); }
+  /// Waits for the stop event; milliseconds between the two.
+  Expected<double> Elapsed() {
+    MEMOPT_RETURN_IF_ERROR(CudaStatus(cudaEventSynchronize(stop_), "cudaEventSynchronize"));
+    float ms = 0;
+    MEMOPT_RETURN_IF_ERROR(CudaStatus(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime"));
+    return static_cast<double>(ms);
+  }
+
+ private:
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+class CudaRun {
+ public:
+  CudaRun(const Model& model, const CudaRunOptions& options, const CudaKernelRegistry& registry)
+      : model_(model), graph_(model.graph), options_(options), registry_(registry), values_(graph_.values.size()) {}
+
+  Expected<CudaRunResult> Go(const std::map<std::string, Tensor>& feeds) {
+    MEMOPT_RETURN_IF_ERROR(CheckSupported(graph_, registry_));
+    MEMOPT_ASSIGN_OR_RETURN(order_, ResolveRunOrder(graph_, options_.order));
+    if (options_.pool != nullptr) {
+      pool_ = options_.pool;
+    } else {
+      MEMOPT_ASSIGN_OR_RETURN(pool_, DevicePool::Create());
+    }
+    CublasPtr cublas = options_.cublas;
+    if (cublas == nullptr) {
+      MEMOPT_ASSIGN_OR_RETURN(cublas, CreateCublas(pool_->stream()));
+    }
+    const int32_t steps = static_cast<int32_t>(order_.order.size());
+    MemoryTracker tracker(graph_, order_.position, steps);
+
+    CudaRunResult result;
+    MEMOPT_ASSIGN_OR_RETURN(result.device_free_before, pool_->FreeBytesNow());
+    pool_->ResetPeaks();
+    // Graph inputs and initializers as the CPU executor binds them. Initializers no scheduled node
+    // reads get an unwritten block of their size, so the pool counts the weights the way the
+    // tracker (and the static estimate) does.
+    InputSink sink;
+    sink.bind = [this](ValueId v, const Tensor& host) { return Upload(v, host); };
+    sink.unread_initializer = [this](ValueId, int64_t bytes) -> Status {
+      MEMOPT_ASSIGN_OR_RETURN(void* block, pool_->Allocate(static_cast<size_t>(bytes)));
+      placeholders_.emplace_back(block, [pool = pool_](void* p) { pool->Free(p); });
+      return Status::Ok();
+    };
+    MEMOPT_RETURN_IF_ERROR(BindInputs(model_, order_.order, feeds, tracker, sink));
+
+    CudaKernelContext ctx;
+    ctx.pool = pool_;
+    ctx.cublas = cublas.get();
+    ctx.allow_tf32 = options_.allow_tf32;
+    EventTimer timer;
+    MEMOPT_RETURN_IF_ERROR(timer.Start(pool_->stream()));
+    for (int32_t step = 0; step < steps; ++step) {
+      const Node& node = graph_.node(order_.order[step]);
+      MEMOPT_RETURN_IF_ERROR(RunNode(node, ctx));
+      for (size_t j = 0; j < node.outputs.size(); ++j) {
+        const ValueId v = node.outputs[j];
+        if (v == kNone) continue;
+        values_[v] = std::move(ctx.outputs[j]);
+        tracker.Allocate(v, values_[v].bytes());
+      }
+      tracker.CheckPeak(step, node.id);
+      for (ValueId v : tracker.ReleasesAt(step)) {
+        values_[v] = DeviceTensor();  // the block returns to the pool (stream-ordered reuse)
+        tracker.Release(v);
+      }
+    }
+    MEMOPT_RETURN_IF_ERROR(timer.Stop(pool_->stream()));
+    MEMOPT_ASSIGN_OR_RETURN(result.step_ms, timer.Elapsed());
+    MEMOPT_RETURN_IF_ERROR(pool_->Synchronize());  // first asynchronous kernel error, if any
+    MEMOPT_ASSIGN_OR_RETURN(result.device_free_after, pool_->FreeBytesNow());
+
+    for (ValueId v : graph_.outputs) {
+      const Value& value = graph_.value(v);
+      if (!values_[v].defined()) {
+        return InvalidInput("graph output '" + value.name + "' was not computed (its producer is not in the order)");
+      }
+      MEMOPT_ASSIGN_OR_RETURN(result.outputs[value.name], values_[v].Download());
+    }
+    result.memory = tracker.Stats(graph_, order_.order);
+    result.pool = pool_->stats();
+    return result;
+  }
+
+ private:
+  Status Upload(ValueId v, const Tensor& host) {
+    auto t = DeviceTensor::Upload(pool_, host);
+    if (!t.ok()) return t.status().WithContext("'" + graph_.value(v).name + "'");
+    values_[v] = std::move(t).value();
+    return Status::Ok();
+  }
+
+  Status RunNode(const Node& node, CudaKernelContext& ctx) {
+    const CudaKernelFn kernel = registry_.Find(node.domain, node.op_type);
+    if (kernel == nullptr) return Unsupported("node " + node.Describe() + ": no CUDA kernel");
+    ctx.node = &node;
+    ctx.inputs.assign(node.inputs.size(), nullptr);
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const ValueId v = node.inputs[i];
+      if (v == kNone) continue;
+      if (!values_[v].defined()) {
+        return InvalidInput("node " + node.Describe() + ": input '" + graph_.value(v).name +
+                            "' is not available (not computed before this node in the order)");
+      }
+      ctx.inputs[i] = &values_[v];
+    }
+    ctx.outputs.clear();
+    ctx.outputs.resize(node.outputs.size());
+    Status status;
+    try {
+      status = kernel(ctx);
+    } catch (const std::exception& e) {
+      status = InternalError("node " + node.Describe() + ": kernel threw: " + e.what());
+    }
+    MEMOPT_RETURN_IF_ERROR(status);
+    for (size_t j = 0; j < node.outputs.size(); ++j) {
+      if (node.outputs[j] != kNone && !ctx.outputs[j].defined()) {
+        return InternalError("node " + node.Describe() + ": CUDA kernel did not produce output " +
+                             std::to_string(j) + " ('" + graph_.value(node.outputs[j]).name + "')");
+      }
+    }
+    return Status::Ok();
+  }
+
+  const Model& model_;
+  const Graph& graph_;
+  const CudaRunOptions& options_;
+  const CudaKernelRegistry& registry_;
+  std::shared_ptr<DevicePool> pool_;
+  // Declared after pool_ so they are released before the run's reference to the pool goes.
+  std::vector<DeviceTensor> values_;
+  std::vector<std::shared_ptr<void>> placeholders_;
+  ExecutionOrder order_;
+};
+
+}  // namespace
+
+Expected<CudaRunResult> ExecuteCuda(const Model& model, const std::map<std::string, Tensor>& feeds,
+                                    const CudaRunOptions& options) {
+  try {
+    const CudaKernelRegistry& registry = options.registry != nullptr ? *options.registry : CudaKernelRegistry::Builtin();
+    CudaRun run(model, options, registry);
+    return run.Go(feeds);
+  } catch (const std::bad_alloc&) {
+    return InvalidInput("out of host memory while running the model on the GPU");
+  } catch (const std::exception& e) {
+    return InternalError(std::string("unexpected error while running the model on the GPU: ") + e.what());
+  }
+}
+
+}  // namespace memopt::cuda

@@ -1,0 +1,48 @@
+// The CUDA executor: runs a Model on the GPU in the same execution order as the CPU reference
+// executor (exec/executor.h), freeing each value after its last use with the same rules
+// (exec/memory_tracker.h), so the pool's measured peak of requested bytes is comparable with the
+// static estimate and with `memopt run`. Outputs come back as CPU Tensors.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuda_kernel.h"
+#include "device_pool.h"
+#include "exec/executor.h"
+#include "exec/tensor.h"
+#include "io/model_loader.h"
+
+namespace memopt::cuda {
+
+struct CudaRunOptions {
+  /// Execution order (node ids). Empty: the order `scan` uses, as RunOptions::order.
+  std::vector<NodeId> order;
+  uint64_t seed = 0;
+  bool allow_tf32 = false;                       ///< float32 MatMul/Gemm may use TF32
+  const CudaKernelRegistry* registry = nullptr;  ///< nullptr = CudaKernelRegistry::Builtin()
+  /// Pool to run in (kept across bench iterations so its cache is warm); nullptr = a new one.
+  std::shared_ptr<DevicePool> pool;
+  /// cuBLAS handle bound to `pool`'s stream, kept across iterations so that its workspace is not
+  /// set up inside the timed loop again each run; nullptr = a new one per run.
+  CublasPtr cublas;
+};
+
+struct CudaRunResult {
+  std::map<std::string, Tensor> outputs;  ///< graph outputs by name, downloaded
+  MemoryStats memory;     ///< live tensor bytes with the CPU executor's rules (the estimate's)
+  PoolStats pool;         ///< measured by the pool during this run (peaks reset at its start)
+  uint64_t device_free_before = 0;  ///< cudaMemGetInfo free bytes before the run ...
+  uint64_t device_free_after = 0;   ///< ... and after it, values still held (cross-check)
+  double step_ms = 0;     ///< CUDA events around the node loop (inputs already on the device)
+};
+
+/// Runs the model on the current device (ProbeDevice selects it). `feeds` bind graph inputs by
+/// name, as in memopt::Execute; errors name the node or input.
+Expected<CudaRunResult> ExecuteCuda(const Model& model, const std::map<std::string, Tensor>& feeds,
+                                    const CudaRunOptions& options = {});
+
+}  // namespace memopt::cuda

@@ -1,0 +1,60 @@
+#include "cuda_kernel.h"
+
+#include "cublas_loader.h"
+
+#include <algorithm>
+
+namespace memopt::cuda {
+
+namespace {
+std::string OpKey(const std::string& domain, const std::string& op) { return domain.empty() ? op : domain + "::" + op; }
+}  // namespace
+
+Expected<CublasPtr> CreateCublas(cudaStream_t stream) {
+  MEMOPT_ASSIGN_OR_RETURN(const CublasApi* api, LoadCublas());
+  cublasHandle_t handle = nullptr;
+  cublasStatus_t st = api->create(&handle);
+  if (st == CUBLAS_STATUS_SUCCESS) st = api->set_stream(handle, stream);
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    if (handle != nullptr) api->destroy(handle);
+    return InternalError(std::string("cuBLAS initialisation failed: ") + api->status_name(st));
+  }
+  return CublasPtr(handle, [api](cublasHandle_t h) { api->destroy(h); });
+}
+
+Status CudaKernelContext::AllocateOutput(int i, DataType dtype, std::vector<int64_t> shape) {
+  auto t = DeviceTensor::Empty(pool, dtype, std::move(shape));
+  if (!t.ok()) return Error(t.status().message());
+  outputs[i] = std::move(t).value();
+  return Status::Ok();
+}
+
+Status CudaKernelContext::Error(const std::string& message) const {
+  return InvalidInput("node " + node->Describe() + ": " + message);
+}
+
+Status CudaKernelContext::UnsupportedType(DataType dtype) const {
+  return Unsupported("node " + node->Describe() + ": " + DataTypeName(dtype) + " is not supported on the GPU");
+}
+
+std::vector<std::string> CudaKernelRegistry::OpNames() const {
+  std::vector<std::string> names;
+  for (const auto& [key, fn] : kernels_) names.push_back(OpKey(key.first, key.second));
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Status CheckSupported(const Graph& graph, const CudaKernelRegistry& registry) {
+  std::map<std::string, std::string> missing;  // op key -> first node
+  for (const Node& node : graph.nodes) {
+    if (registry.Find(node.domain, node.op_type) != nullptr) continue;
+    const std::string shown = node.name.empty() ? node.op_type + "#" + std::to_string(node.id) : node.name;
+    missing.emplace(OpKey(node.domain, node.op_type), shown);
+  }
+  if (missing.empty()) return Status::Ok();
+  std::string list;
+  for (const auto& [op, node] : missing) list += (list.empty() ? "" : ", ") + op + " (node '" + node + "')";
+  return Unsupported("unsupported ops on the GPU: " + list);
+}
+
+}  // namespace memopt::cuda

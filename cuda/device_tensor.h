@@ -1,0 +1,51 @@
+// A tensor in device memory: element type, concrete shape, and a pool block shared by the copies
+// of the handle. The block goes back to its DevicePool when the last handle is dropped, so the
+// executor frees a value simply by resetting its slot (as the CPU executor does with Tensor).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "device_pool.h"
+#include "exec/tensor.h"
+#include "ir/dtype.h"
+
+namespace memopt::cuda {
+
+class DeviceTensor {
+ public:
+  DeviceTensor() = default;
+
+  /// An uninitialised tensor from `pool` (kernels write every element).
+  static Expected<DeviceTensor> Empty(const std::shared_ptr<DevicePool>& pool, DataType dtype,
+                                      std::vector<int64_t> shape);
+  /// Copies a CPU tensor to the device (asynchronously on the pool's stream; the CPU buffer is
+  /// pageable, so the copy has finished reading it when the call returns).
+  static Expected<DeviceTensor> Upload(const std::shared_ptr<DevicePool>& pool, const Tensor& host);
+  /// Copies back to a new CPU tensor (waits for the pool's stream).
+  Expected<Tensor> Download() const;
+
+  DataType dtype() const { return dtype_; }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t dim(int64_t i) const { return shape_[i]; }
+  int64_t numel() const { return numel_; }
+  int64_t bytes() const { return numel_ * ElemByteSize(dtype_); }
+  bool defined() const { return dtype_ != DataType::kUndefined; }
+
+  void* raw() const { return block_.get(); }
+  template <typename T>
+  T* data() const { return static_cast<T*>(raw()); }
+
+  /// "float[2, 3] on GPU"
+  std::string Describe() const;
+
+ private:
+  DataType dtype_ = DataType::kUndefined;
+  std::vector<int64_t> shape_;
+  int64_t numel_ = 0;
+  std::shared_ptr<void> block_;  ///< deleter returns the block to the pool
+};
+
+}  // namespace memopt::cuda

@@ -1,0 +1,56 @@
+// Device helpers shared by the .cu kernels: element loads and stores through the compute type
+// (float for float/float16/bfloat16, as the CPU reference computes), using the same rounding
+// functions as the CPU (exec/half.h), and the launch geometry of the grid-stride loops.
+#pragma once
+
+#include <cstdint>
+
+// half.h and host_device.h both define MEMOPT_HD (half.h without `inline`); take half.h's
+// functions first, then let host_device.h define the macro that activation_math.h uses.
+#include "exec/half.h"
+#undef MEMOPT_HD
+#include "exec/math/host_device.h"
+
+#include "launch.h"
+
+namespace memopt::cuda {
+
+/// Storage of float16/bfloat16 elements: their 16-bit patterns, as in the CPU Tensor.
+struct F16 {
+  uint16_t bits;
+};
+struct BF16 {
+  uint16_t bits;
+};
+
+template <typename T>
+struct Elem {  // float, double, int32, int64, bool: the value itself
+  using Compute = T;
+  __device__ static Compute Load(T v) { return v; }
+  __device__ static T Store(Compute v) { return v; }
+};
+template <>
+struct Elem<F16> {
+  using Compute = float;
+  __device__ static float Load(F16 v) { return Float16ToFloat(v.bits); }
+  __device__ static F16 Store(float v) { return F16{FloatToFloat16(v)}; }
+};
+template <>
+struct Elem<BF16> {
+  using Compute = float;
+  __device__ static float Load(BF16 v) { return Bfloat16ToFloat(v.bits); }
+  __device__ static BF16 Store(float v) { return BF16{FloatToBfloat16(v)}; }
+};
+
+constexpr int kThreads = 256;
+/// Blocks of a grid-stride loop over n elements (capped: each thread loops over the rest).
+inline unsigned BlocksFor(int64_t n) {
+  const int64_t blocks = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(blocks < 65536 ? blocks : 65536);
+}
+
+#define MEMOPT_GRID_STRIDE(i, n)                                                                       \
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);              \
+       i += static_cast<int64_t>(blockDim.x) * gridDim.x)
+
+}  // namespace memopt::cuda

@@ -1,0 +1,198 @@
+// MatMul (numpy semantics: 1-D promotion, broadcast batch dims) and Gemm through cuBLAS, for
+// float32, float16 and bfloat16 with float accumulation. TF32 is used for float32 only when the
+// run allows it (CudaKernelContext::allow_tf32), so results stay comparable with the CPU.
+//
+// cuBLAS is column-major: a row-major C = A * B is computed as the column-major C^T = B^T * A^T,
+// i.e. gemm(B, A) with the row-major buffers passed unchanged.
+#include <string>
+#include <vector>
+
+#include "cublas_loader.h"
+#include "cuda_kernel.h"
+#include "elem_type.h"
+#include "exec/tensor.h"
+
+namespace memopt::cuda {
+namespace {
+
+Status Cublas(const CudaKernelContext& ctx, const CublasApi& api, cublasStatus_t st) {
+  if (st == CUBLAS_STATUS_SUCCESS) return Status::Ok();
+  return InternalError("node " + ctx.node->Describe() + ": cuBLAS failed: " + api.status_name(st) + " (" +
+                       api.status_string(st) + ")");
+}
+
+cudaDataType CudaType(DataType t) {
+  switch (t) {
+    case DataType::kFloat16: return CUDA_R_16F;
+    case DataType::kBfloat16: return CUDA_R_16BF;
+    default: return CUDA_R_32F;
+  }
+}
+
+/// Row-major Y[batch][m x n] = alpha * op(A)[m x k] * op(B)[k x n] + beta * Y, `batch` products
+/// with element strides sa, sb (0 = shared) and m*n for Y.
+struct GemmCall {
+  bool trans_a = false, trans_b = false;
+  int64_t m = 0, n = 0, k = 0;
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* y = nullptr;
+  int64_t sa = 0, sb = 0;
+  int64_t batch = 1;
+  float alpha = 1, beta = 0;
+};
+
+/// Callers handle k == 0 (an empty sum), which cuBLAS would not write.
+Status RunGemm(const CudaKernelContext& ctx, DataType dtype, const GemmCall& g) {
+  if (g.m == 0 || g.n == 0 || g.batch == 0) return Status::Ok();
+  constexpr int64_t kMaxInt = 2147483647;
+  if (g.m > kMaxInt || g.n > kMaxInt || g.k > kMaxInt || g.batch > kMaxInt) {
+    return Unsupported("node " + ctx.node->Describe() + ": matrix dims beyond 2^31 are not supported on the GPU");
+  }
+  const cudaDataType type = CudaType(dtype);
+  const cublasComputeType_t compute =
+      dtype == DataType::kFloat && ctx.allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  // Column-major view: Y^T (n x m) = op(B)^T (n x k) * op(A)^T (k x m).
+  const cublasOperation_t op_b = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_a = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int ldb = static_cast<int>(g.trans_b ? g.k : g.n);
+  const int lda = static_cast<int>(g.trans_a ? g.m : g.k);
+  const int k = static_cast<int>(g.k);
+  const int m = static_cast<int>(g.m);
+  const int n = static_cast<int>(g.n);
+  MEMOPT_ASSIGN_OR_RETURN(const CublasApi* api, LoadCublas());  // loaded when ctx.cublas was made
+  return Cublas(ctx, *api,
+                api->gemm_strided_batched_ex(ctx.cublas, op_b, op_a, n, m, k, &g.alpha, g.b, type, ldb, g.sb, g.a, type,
+                                             lda, g.sa, &g.beta, g.y, type, n, g.m * g.n, static_cast<int>(g.batch),
+                                             compute, CUBLAS_GEMM_DEFAULT));
+}
+
+Status RequireMatmulType(const CudaKernelContext& ctx, int i) {
+  if (!ctx.has_input(i)) return ctx.Error("input " + std::to_string(i) + " is missing");
+  if (!IsGpuFloat(ctx.input(i).dtype())) return ctx.UnsupportedType(ctx.input(i).dtype());
+  if (ctx.input(i).dtype() != ctx.input(0).dtype()) return ctx.Error("inputs have different types");
+  return Status::Ok();
+}
+
+Status MatMul(CudaKernelContext& ctx) {
+  MEMOPT_RETURN_IF_ERROR(RequireMatmulType(ctx, 0));
+  MEMOPT_RETURN_IF_ERROR(RequireMatmulType(ctx, 1));
+  const DeviceTensor& a = ctx.input(0);
+  const DeviceTensor& b = ctx.input(1);
+  if (a.rank() == 0 || b.rank() == 0) return ctx.Error("MatMul inputs must have rank >= 1");
+  // 1-D operands: A [k] -> [1, k], B [k] -> [k, 1]; the added dim is dropped from the output.
+  std::vector<int64_t> sa = a.shape(), sb = b.shape();
+  if (a.rank() == 1) sa.insert(sa.begin(), 1);
+  if (b.rank() == 1) sb.push_back(1);
+  const int64_t m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
+  if (sb[sb.size() - 2] != k) return ctx.Error("inner dims differ: " + a.Describe() + " x " + b.Describe());
+  const std::vector<int64_t> batch_a(sa.begin(), sa.end() - 2), batch_b(sb.begin(), sb.end() - 2);
+  auto batch = BroadcastShapes(batch_a, batch_b);
+  if (!batch.ok()) return ctx.Error(batch.status().message());
+  std::vector<int64_t> out = *batch;
+  if (a.rank() > 1) out.push_back(m);
+  if (b.rank() > 1) out.push_back(n);
+  MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, a.dtype(), out));
+  DeviceTensor& y = ctx.outputs[0];
+  if (y.numel() == 0) return Status::Ok();
+  if (k == 0) {
+    const cudaError_t err = cudaMemsetAsync(y.raw(), 0, static_cast<size_t>(y.bytes()), ctx.stream());
+    return err == cudaSuccess ? Status::Ok() : ctx.Error("cudaMemsetAsync failed");
+  }
+
+  // Offsets of each output batch into A and B (in matrices); one strided call when both step
+  // evenly (equal batches, or one side shared), else one call per output batch.
+  const int64_t nbatch = NumElements(*batch);
+  const int64_t esize = ElemByteSize(a.dtype());
+  std::vector<int64_t> off_a(nbatch, 0), off_b(nbatch, 0);
+  if (nbatch > 1) {
+    auto bc = MakeBroadcast(batch_a, batch_b, *batch);
+    if (!bc.ok()) return ctx.Error(bc.status().message());
+    for (int64_t i = 0; i < nbatch; ++i) {
+      int64_t rest = i;
+      for (int d = bc->rank - 1; d >= 0; --d) {
+        const int64_t c = rest % bc->out_dims[d];
+        rest /= bc->out_dims[d];
+        off_a[i] += c * bc->a_strides[d];
+        off_b[i] += c * bc->b_strides[d];
+      }
+    }
+  }
+  const int64_t step_a = nbatch > 1 ? off_a[1] - off_a[0] : 0, step_b = nbatch > 1 ? off_b[1] - off_b[0] : 0;
+  bool even = true;
+  for (int64_t i = 0; i < nbatch && even; ++i) even = off_a[i] == i * step_a && off_b[i] == i * step_b;
+
+  GemmCall g;
+  g.m = m, g.n = n, g.k = k;
+  if (even && step_b == 0 && step_a == 1) {
+    // B shared by every batch and A contiguous: one product of (batch * m) x k by k x n.
+    g.a = a.raw(), g.b = b.raw(), g.y = y.raw(), g.m = nbatch * m;
+    return RunGemm(ctx, a.dtype(), g);
+  }
+  if (even) {
+    g.a = a.raw(), g.b = b.raw(), g.y = y.raw();
+    g.sa = step_a * m * k, g.sb = step_b * k * n, g.batch = nbatch;
+    return RunGemm(ctx, a.dtype(), g);
+  }
+  for (int64_t i = 0; i < nbatch; ++i) {
+    g.a = static_cast<const char*>(a.raw()) + off_a[i] * m * k * esize;
+    g.b = static_cast<const char*>(b.raw()) + off_b[i] * k * n * esize;
+    g.y = static_cast<char*>(y.raw()) + i * m * n * esize;
+    MEMOPT_RETURN_IF_ERROR(RunGemm(ctx, a.dtype(), g));
+  }
+  return Status::Ok();
+}
+
+Status Gemm(CudaKernelContext& ctx) {
+  MEMOPT_RETURN_IF_ERROR(RequireMatmulType(ctx, 0));
+  MEMOPT_RETURN_IF_ERROR(RequireMatmulType(ctx, 1));
+  const DeviceTensor& a = ctx.input(0);
+  const DeviceTensor& b = ctx.input(1);
+  if (a.rank() != 2 || b.rank() != 2) return ctx.Error("Gemm inputs must be 2-D");
+  GemmCall g;
+  g.trans_a = ctx.node->GetInt("transA", 0) != 0;
+  g.trans_b = ctx.node->GetInt("transB", 0) != 0;
+  g.alpha = ctx.node->GetFloat("alpha", 1.0f);
+  const float beta = ctx.node->GetFloat("beta", 1.0f);
+  g.m = g.trans_a ? a.dim(1) : a.dim(0);
+  g.k = g.trans_a ? a.dim(0) : a.dim(1);
+  g.n = g.trans_b ? b.dim(0) : b.dim(1);
+  const int64_t kb = g.trans_b ? b.dim(1) : b.dim(0);
+  if (kb != g.k) return ctx.Error("inner dims differ: " + a.Describe() + " x " + b.Describe());
+  MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, a.dtype(), {g.m, g.n}));
+  DeviceTensor& y = ctx.outputs[0];
+  if (y.numel() == 0) return Status::Ok();
+  const bool has_c = ctx.has_input(2) && beta != 0.0f;
+  if (has_c) {
+    // Y = broadcast(C), then the product accumulates onto it with beta.
+    MEMOPT_RETURN_IF_ERROR(RequireMatmulType(ctx, 2));
+    const DeviceTensor& c = ctx.input(2);
+    auto shape = BroadcastShapes(c.shape(), y.shape());
+    if (!shape.ok() || *shape != y.shape()) return ctx.Error("C " + c.Describe() + " does not broadcast to Y");
+    auto bc = MakeBroadcast(c.shape(), y.shape(), y.shape());
+    if (!bc.ok()) return ctx.Error(bc.status().message());
+    const cudaError_t err = LaunchBinary(BinaryOp::kCopyA, *ToElemType(a.dtype()), c.raw(), c.raw(), y.raw(),
+                                         y.numel(), &*bc, ctx.stream());
+    if (err != cudaSuccess) return ctx.Error(std::string("broadcast of C failed: ") + cudaGetErrorName(err));
+    g.beta = beta;
+  }
+  if (g.k == 0) {  // empty product: Y = beta * C (or zeros)
+    if (has_c && beta == 1.0f) return Status::Ok();
+    if (!has_c) {
+      const cudaError_t err = cudaMemsetAsync(y.raw(), 0, static_cast<size_t>(y.bytes()), ctx.stream());
+      return err == cudaSuccess ? Status::Ok() : ctx.Error("cudaMemsetAsync failed");
+    }
+    return Unsupported("node " + ctx.node->Describe() + ": Gemm with K = 0 and beta != 1 is not supported on the GPU");
+  }
+  g.a = a.raw(), g.b = b.raw(), g.y = y.raw();
+  return RunGemm(ctx, a.dtype(), g);
+}
+
+}  // namespace
+
+void RegisterMatMulKernels(CudaKernelRegistry& r) {
+  r.Register("", "MatMul", MatMul);
+  r.Register("", "Gemm", Gemm);
+}
+
+}  // namespace memopt::cuda

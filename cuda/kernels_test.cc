@@ -1,0 +1,191 @@
+// Each CUDA kernel against the CPU reference kernel (KernelRegistry::Cpu()) on random non-zero
+// inputs of awkward sizes and broadcasting shapes, in float32, float16 and bfloat16. The GPU
+// cases skip with the probe's reason where no GPU is usable; the host-side pieces (broadcast
+// description, registry, CheckSupported) run everywhere.
+#include <algorithm>
+
+#include <catch2/catch.hpp>
+
+#include "cuda_test_util.h"
+#include "elem_type.h"
+
+namespace memopt::cuda {
+namespace {
+
+using memopt::testing::KernelCall;
+using testing::CompareWithCpu;
+using testing::RandomTensor;
+using testing::TypeTol;
+
+const DataType kFloatTypes[] = {DataType::kFloat, DataType::kFloat16, DataType::kBfloat16};
+const int64_t kSizes[] = {1, 7, 1023, 4097};
+
+TEST_CASE("cuda kernels: broadcast description (host side)", "[cuda]") {
+  auto out = BroadcastShapes({3, 1, 5}, {4, 1});
+  REQUIRE(out.ok());
+  CHECK(*out == std::vector<int64_t>{3, 4, 5});
+  auto bc = MakeBroadcast({3, 1, 5}, {4, 1}, *out);
+  REQUIRE(bc.ok());
+  REQUIRE(bc->rank == 3);
+  CHECK(bc->a_strides[0] == 5);
+  CHECK(bc->a_strides[1] == 0);
+  CHECK(bc->a_strides[2] == 1);
+  CHECK(bc->b_strides[0] == 0);
+  CHECK(bc->b_strides[1] == 1);
+  CHECK(bc->b_strides[2] == 0);
+  // Dims of size 1 are dropped; a scalar broadcasts with stride 0.
+  auto scalar = MakeBroadcast({}, {1, 7}, {1, 7});
+  REQUIRE(scalar.ok());
+  CHECK(scalar->rank == 1);
+  CHECK(scalar->a_strides[0] == 0);
+  CHECK(scalar->b_strides[0] == 1);
+  auto bad = BroadcastShapes({3, 2}, {4});
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message() == "shapes [3, 2] and [4] do not broadcast");
+  CHECK_FALSE(MakeBroadcast({2, 2, 2, 2, 2, 2, 2, 2, 2}, {2}, {2, 2, 2, 2, 2, 2, 2, 2, 2}).ok());
+}
+
+TEST_CASE("cuda kernels: the registry lists the first kernels (host side)", "[cuda]") {
+  const auto names = CudaKernelRegistry::Builtin().OpNames();
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Relu", "Gelu", "Cast", "MatMul", "Gemm", "com.microsoft::Gelu",
+                         "com.microsoft::FastGelu", "com.microsoft::BiasGelu", "com.microsoft::GeluGrad",
+                         "com.microsoft::FastGeluGrad", "com.microsoft::BiasGeluGrad_dX",
+                         "com.microsoft::BiasFastGeluGrad_dX"}) {
+    INFO(op);
+    CHECK(std::find(names.begin(), names.end(), op) != names.end());
+  }
+}
+
+TEST_CASE("cuda kernels: Add/Sub/Mul/Div match the CPU bit for bit", "[cuda][gpu]") {
+  MEMOPT_SKIP_WITHOUT_GPU();
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes = {
+      {{1}, {1}},         {{7}, {7}},       {{1023}, {1023}},  {{4097}, {4097}},   {{3, 1, 5}, {4, 1}},
+      {{7, 1023}, {1023}}, {{1}, {4097}},   {{}, {7}},         {{2, 3, 4, 5}, {3, 1, 5}}, {{4097, 1}, {1, 3}}};
+  uint32_t seed = 1;
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+    for (DataType t : kFloatTypes) {
+      for (const auto& [sa, sb] : shapes) {
+        KernelCall call("", op);
+        call.Input(RandomTensor(t, sa, seed++));
+        call.Input(RandomTensor(t, sb, seed++));
+        INFO(op << " " << call.inputs[0]->Describe() << " " << call.inputs[1]->Describe());
+        CompareWithCpu(call, 0.0);
+      }
+    }
+  }
+}
+
+TEST_CASE("cuda kernels: Relu and the Gelu family match the CPU", "[cuda][gpu]") {
+  MEMOPT_SKIP_WITHOUT_GPU();
+  uint32_t seed = 100;
+  for (DataType t : kFloatTypes) {
+    for (int64_t n : kSizes) {
+      const std::vector<int64_t> shape = {n};
+      const std::vector<int64_t> shape2 = {3, n};
+      {
+        KernelCall call("", "Relu");
+        call.Input(RandomTensor(t, shape2, seed++));
+        CompareWithCpu(call, 0.0);
+      }
+      for (const char* approximate : {"none", "tanh"}) {
+        KernelCall call("", "Gelu");
+        call.Version(20).String("approximate", approximate).Input(RandomTensor(t, shape2, seed++));
+        INFO("Gelu " << approximate << " " << call.inputs[0]->Describe());
+        CompareWithCpu(call, TypeTol(t));
+      }
+      for (const char* op : {"Gelu", "FastGelu"}) {
+        KernelCall call("com.microsoft", op);
+        call.Input(RandomTensor(t, shape2, seed++));
+        INFO(op << " " << call.inputs[0]->Describe());
+        CompareWithCpu(call, TypeTol(t));
+      }
+      for (const char* op : {"BiasGelu", "FastGelu"}) {
+        KernelCall call("com.microsoft", op);
+        call.Input(RandomTensor(t, shape2, seed++));
+        call.Input(RandomTensor(t, shape, seed++));
+        INFO(op << " with bias " << call.inputs[0]->Describe());
+        CompareWithCpu(call, TypeTol(t));
+      }
+      for (const char* op : {"GeluGrad", "FastGeluGrad"}) {
+        KernelCall call("com.microsoft", op);
+        call.Input(RandomTensor(t, shape2, seed++));
+        call.Input(RandomTensor(t, shape2, seed++));
+        INFO(op << " " << call.inputs[0]->Describe());
+        CompareWithCpu(call, TypeTol(t));
+      }
+      for (const char* op : {"BiasGeluGrad_dX", "BiasFastGeluGrad_dX"}) {
+        KernelCall call("com.microsoft", op);
+        call.Input(RandomTensor(t, shape2, seed++));
+        call.Input(RandomTensor(t, shape2, seed++));
+        call.Input(RandomTensor(t, shape, seed++));
+        INFO(op << " " << call.inputs[0]->Describe());
+        CompareWithCpu(call, TypeTol(t));
+      }
+    }
+  }
+}
+
+TEST_CASE("cuda kernels: Cast matches the CPU for every type pair", "[cuda][gpu]") {
+  MEMOPT_SKIP_WITHOUT_GPU();
+  const DataType types[] = {DataType::kFloat, DataType::kFloat16, DataType::kBfloat16, DataType::kDouble,
+                            DataType::kInt32, DataType::kInt64, DataType::kBool};
+  uint32_t seed = 300;
+  for (DataType from : types) {
+    for (DataType to : types) {
+      for (int64_t n : {int64_t{1}, int64_t{1023}, int64_t{4097}}) {
+        // Values up to +-2000 so integer targets see more than 0 and +-1.
+        Tensor x = RandomTensor(DataType::kDouble, {n}, seed++);
+        Tensor in(from, {n});
+        for (int64_t i = 0; i < n; ++i) in.SetFromDouble(i, x.GetAsDouble(i) * 1000.0);
+        KernelCall call("", "Cast");
+        call.Int("to", static_cast<int64_t>(to)).Input(in);
+        INFO(DataTypeName(from) << " -> " << DataTypeName(to) << ", n = " << n);
+        CompareWithCpu(call, 0.0);
+      }
+    }
+  }
+}
+
+TEST_CASE("cuda kernels: MatMul matches the CPU (1-D, batched, broadcast batches)", "[cuda][gpu]") {
+  MEMOPT_SKIP_WITHOUT_GPU();
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes = {
+      {{7, 1023}, {1023, 5}}, {{7}, {7, 3}},          {{3, 7}, {7}},          {{1, 1}, {1, 1}},
+      {{2, 3, 4, 5}, {5, 6}}, {{2, 1, 4, 5}, {3, 5, 6}}, {{4, 5}, {2, 5, 6}}, {{2, 4, 5}, {2, 5, 7}}};
+  uint32_t seed = 500;
+  for (DataType t : kFloatTypes) {
+    const double tol = t == DataType::kFloat ? 1e-3 : t == DataType::kFloat16 ? 4e-3 : 2e-2;
+    for (const auto& [sa, sb] : shapes) {
+      KernelCall call("", "MatMul");
+      call.Input(RandomTensor(t, sa, seed++));
+        call.Input(RandomTensor(t, sb, seed++));
+      INFO("MatMul " << call.inputs[0]->Describe() << " x " << call.inputs[1]->Describe());
+      CompareWithCpu(call, tol);
+    }
+  }
+}
+
+TEST_CASE("cuda kernels: Gemm matches the CPU (transposes, alpha, beta, broadcast C)", "[cuda][gpu]") {
+  MEMOPT_SKIP_WITHOUT_GPU();
+  const int64_t m = 7, k = 33, n = 5;
+  uint32_t seed = 700;
+  for (DataType t : kFloatTypes) {
+    const double tol = t == DataType::kFloat ? 1e-4 : t == DataType::kFloat16 ? 4e-3 : 2e-2;
+    for (int trans_a = 0; trans_a < 2; ++trans_a) {
+      for (int trans_b = 0; trans_b < 2; ++trans_b) {
+        for (const std::vector<int64_t>& c_shape :
+             std::vector<std::vector<int64_t>>{{}, {n}, {m, 1}, {m, n}, {0}}) {
+          KernelCall call("", "Gemm");
+          call.Int("transA", trans_a).Int("transB", trans_b).Float("alpha", 0.5f).Float("beta", 2.0f);
+          call.Input(RandomTensor(t, trans_a ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k}, seed++));
+          call.Input(RandomTensor(t, trans_b ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n}, seed++));
+          if (c_shape != std::vector<int64_t>{0}) call.Input(RandomTensor(t, c_shape, seed++));  // {0}: no C
+          INFO("Gemm transA " << trans_a << " transB " << trans_b << " C " << c_shape.size() << "-D");
+          CompareWithCpu(call, tol);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace memopt::cuda
