@@ -7,7 +7,8 @@
 #   FUZZ_RUNS=N stops each target after N executions instead (SECONDS then only caps the time);
 #   FUZZ_RSS_LIMIT_MB (default 2560): libFuzzer's own bookkeeping (entropic feature counts) grows
 #   by a few hundred MB per million executions, so runs of 10M need more; single allocations over
-#   2 GB are reported whatever the limit.
+#   2 GB are reported whatever the limit. FUZZ_FLAGS adds libFuzzer flags (e.g. -entropic=0, whose
+#   per-input bookkeeping otherwise slows very long runs down several-fold).
 # Needs: clang (Debian: apt-get install clang). Seeds: the shared test graphs (../shared/data),
 # tests/data, the golden configs and tests/fuzz/seeds. Crash inputs stay in BUILD_DIR/fuzz/<target>/.
 set -uo pipefail
@@ -53,7 +54,7 @@ for t in $targets; do
   start=$SECONDS
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     "$build/tests/fuzz/$t" "$work/corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb="${FUZZ_RSS_LIMIT_MB:-2560}" -malloc_limit_mb=2048 \
-    -max_len="${FUZZ_MAX_LEN:-262144}" -print_final_stats=1 -artifact_prefix="$work/" ${FUZZ_JOBS:+-fork=$FUZZ_JOBS} ${FUZZ_RUNS:+-runs=$FUZZ_RUNS} >"$log" 2>&1
+    -max_len="${FUZZ_MAX_LEN:-262144}" -print_final_stats=1 -artifact_prefix="$work/" ${FUZZ_JOBS:+-fork=$FUZZ_JOBS} ${FUZZ_RUNS:+-runs=$FUZZ_RUNS} ${FUZZ_FLAGS:-} >"$log" 2>&1
   rc=$?
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -n 1)
   crashes=$(find "$work" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
