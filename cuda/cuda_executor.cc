@@ -11,6 +11,7 @@
 #include "exec/bind_inputs.h"
 #include "exec/initializer_reader.h"
 #include "exec/memory_tracker.h"
+#include "host_fallback.h"
 
 namespace memopt::cuda {
 
@@ -82,6 +83,7 @@ class CudaRun {
     ctx.pool = pool_;
     ctx.cublas = cublas.get();
     ctx.allow_tf32 = options_.allow_tf32;
+    ctx.run_seed = options_.seed;
     EventTimer timer;
     MEMOPT_RETURN_IF_ERROR(timer.Start(pool_->stream()));
     for (int32_t step = 0; step < steps; ++step) {
@@ -126,7 +128,6 @@ class CudaRun {
 
   Status RunNode(const Node& node, CudaKernelContext& ctx) {
     const CudaKernelFn kernel = registry_.Find(node.domain, node.op_type);
-    if (kernel == nullptr) return Unsupported("node " + node.Describe() + ": no CUDA kernel");
     ctx.node = &node;
     ctx.inputs.assign(node.inputs.size(), nullptr);
     for (size_t i = 0; i < node.inputs.size(); ++i) {
@@ -142,7 +143,13 @@ class CudaRun {
     ctx.outputs.resize(node.outputs.size());
     Status status;
     try {
-      status = kernel(ctx);
+      if (RunsOnHost(ctx, registry_)) {
+        status = RunOnHost(ctx, &graph_);
+      } else if (kernel == nullptr) {
+        status = Unsupported("node " + node.Describe() + ": no CUDA kernel for its input types");
+      } else {
+        status = kernel(ctx);
+      }
     } catch (const std::exception& e) {
       status = InternalError("node " + node.Describe() + ": kernel threw: " + e.what());
     }

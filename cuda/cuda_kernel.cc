@@ -1,6 +1,7 @@
 #include "cuda_kernel.h"
 
 #include "cublas_loader.h"
+#include "host_fallback.h"
 
 #include <algorithm>
 
@@ -47,7 +48,7 @@ std::vector<std::string> CudaKernelRegistry::OpNames() const {
 Status CheckSupported(const Graph& graph, const CudaKernelRegistry& registry) {
   std::map<std::string, std::string> missing;  // op key -> first node
   for (const Node& node : graph.nodes) {
-    if (registry.Find(node.domain, node.op_type) != nullptr) continue;
+    if (registry.Find(node.domain, node.op_type) != nullptr || HostCapable(graph, node)) continue;
     const std::string shown = node.name.empty() ? node.op_type + "#" + std::to_string(node.id) : node.name;
     missing.emplace(OpKey(node.domain, node.op_type), shown);
   }

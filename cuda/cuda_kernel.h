@@ -26,6 +26,8 @@ struct CudaKernelContext {
   std::shared_ptr<DevicePool> pool;
   cublasHandle_t cublas = nullptr;  ///< bound to the pool's stream
   bool allow_tf32 = false;          ///< float32 MatMul/Gemm may use TF32 tensor cores
+  /// Seed of this run, as KernelContext::run_seed (Dropout-family ops without a `seed` attribute).
+  uint64_t run_seed = 0;
 
   cudaStream_t stream() const { return pool->stream(); }
   int num_inputs() const { return static_cast<int>(inputs.size()); }
@@ -63,7 +65,8 @@ class CudaKernelRegistry {
   std::map<std::pair<std::string, std::string>, CudaKernelFn> kernels_;
 };
 
-/// Every op of `graph` without a CUDA kernel, by op and first node, in the CPU executor's format:
+/// Every op of `graph` that cannot run: no CUDA kernel, and not host-capable (host_fallback.h:
+/// integer shape arithmetic runs on the CPU). By op and first node, in the CPU executor's format:
 /// "unsupported ops on the GPU: Foo (node 'n1'), com.microsoft::Bar (node 'Bar#7')".
 Status CheckSupported(const Graph& graph, const CudaKernelRegistry& registry);
 
@@ -71,5 +74,10 @@ Status CheckSupported(const Graph& graph, const CudaKernelRegistry& registry);
 void RegisterElementwiseKernels(CudaKernelRegistry& r);  // kernels/elementwise.cc (binary, activations)
 void RegisterCastKernels(CudaKernelRegistry& r);         // kernels/elementwise.cc (Cast)
 void RegisterMatMulKernels(CudaKernelRegistry& r);       // kernels/matmul.cc (cuBLAS)
+void RegisterViewKernels(CudaKernelRegistry& r);         // kernels/view.cc (Reshape, Identity, Shape, ...)
+void RegisterDataMovementKernels(CudaKernelRegistry& r); // kernels/data_movement.cc
+void RegisterSoftmaxKernels(CudaKernelRegistry& r);      // kernels/softmax.cc (+ cross-entropy loss)
+void RegisterNormKernels(CudaKernelRegistry& r);         // kernels/norm.cc (+ Reduce*)
+void RegisterDropoutKernels(CudaKernelRegistry& r);      // kernels/dropout.cc
 
 }  // namespace memopt::cuda

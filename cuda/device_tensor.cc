@@ -28,7 +28,28 @@ Expected<DeviceTensor> DeviceTensor::Upload(const std::shared_ptr<DevicePool>& p
     // caller may free `host` at once whatever the driver does.
     MEMOPT_RETURN_IF_ERROR(pool->Synchronize());
   }
+  if (Mirrorable(host.dtype(), host.numel())) t.mirror_ = std::make_shared<const Tensor>(host.Clone());
   return t;
+}
+
+bool DeviceTensor::Mirrorable(DataType dtype, int64_t numel) {
+  const bool integer = dtype == DataType::kInt64 || dtype == DataType::kInt32 || dtype == DataType::kBool ||
+                       dtype == DataType::kUint8 || dtype == DataType::kInt8;
+  // Float scalars too: a Dropout ratio or a loss scale is read on the host without a sync.
+  return (integer && numel <= kMirrorMaxElements) || numel <= 1;
+}
+
+DeviceTensor DeviceTensor::Reshaped(std::vector<int64_t> shape) const {
+  DeviceTensor t = *this;
+  if (mirror_ != nullptr) t.mirror_ = std::make_shared<const Tensor>(mirror_->Reshaped(shape));
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+Expected<std::vector<int64_t>> DeviceTensor::ToInt64Vector() const {
+  if (mirror_ != nullptr) return mirror_->ToInt64Vector();
+  MEMOPT_ASSIGN_OR_RETURN(Tensor host, Download());
+  return host.ToInt64Vector();
 }
 
 Expected<Tensor> DeviceTensor::Download() const {

@@ -1,6 +1,9 @@
 // A tensor in device memory: element type, concrete shape, and a pool block shared by the copies
 // of the handle. The block goes back to its DevicePool when the last handle is dropped, so the
 // executor frees a value simply by resetting its slot (as the CPU executor does with Tensor).
+// Small integer tensors (shapes, axes, indices of shape arithmetic) also keep a host mirror, so
+// the kernels that need their values (Reshape's shape, Slice's starts, ...) read them without a
+// device round trip, and the shape subgraphs run on the host (cuda_executor.cc).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +29,20 @@ class DeviceTensor {
   /// Copies back to a new CPU tensor (waits for the pool's stream).
   Expected<Tensor> Download() const;
 
+  /// Integer/bool tensors of at most this many elements, and scalars of any type, keep a host
+  /// mirror when uploaded.
+  static constexpr int64_t kMirrorMaxElements = 4096;
+  static bool Mirrorable(DataType dtype, int64_t numel);
+
+  /// Same block, new shape (numel must match): Reshape, Squeeze, Identity, ... copy nothing.
+  /// The mirror, if any, is reshaped too.
+  DeviceTensor Reshaped(std::vector<int64_t> shape) const;
+  /// The host copy of a small integer tensor (nullptr when none is kept).
+  const Tensor* host_mirror() const { return mirror_.get(); }
+  /// The elements as int64: from the mirror, else by a (synchronising) download. For the
+  /// small shape-like inputs of Reshape, Slice, Split, ...
+  Expected<std::vector<int64_t>> ToInt64Vector() const;
+
   DataType dtype() const { return dtype_; }
   const std::vector<int64_t>& shape() const { return shape_; }
   int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
@@ -46,6 +63,7 @@ class DeviceTensor {
   std::vector<int64_t> shape_;
   int64_t numel_ = 0;
   std::shared_ptr<void> block_;  ///< deleter returns the block to the pool
+  std::shared_ptr<const Tensor> mirror_;  ///< host copy of a small integer tensor, or nullptr
 };
 
 }  // namespace memopt::cuda

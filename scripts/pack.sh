@@ -5,6 +5,8 @@
 # driver (libcuda.so, which must match the machine's kernel module) are left out.
 # cuBLAS is loaded at run time by `bench --device cuda` only; PACK_CUBLAS=1 adds libcublas and
 # libcublasLt (several hundred MB) for GPU machines that have a driver but no CUDA toolkit.
+# PACK_EXTRA="path/to/bin ..." packs more binaries of the build the same way (a launcher each),
+# e.g. the unit tests and memopt_kernel_bench for scripts/gpu_bench.sh on a GPU machine.
 # Usage: scripts/pack.sh [BUILD_DIR=build] [OUT_DIR=BUILD_DIR/memopt-pack]
 # Result: OUT_DIR/memopt (a launcher), OUT_DIR/bin/memopt, OUT_DIR/lib/*.so*; copy OUT_DIR anywhere.
 set -euo pipefail
@@ -16,27 +18,36 @@ binary=$build/tools/memopt
 
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib"
-cp "$binary" "$out/bin/memopt"
 # glibc and the dynamic loader come with every Linux; the CUDA driver comes with the GPU.
 skip='^(linux-vdso|ld-linux|libc\.|libm\.|libpthread\.|libdl\.|librt\.|libresolv\.|libutil\.|libcuda\.)'
-ldd "$binary" | awk '/=> \// { print $1, $3 }' | while read -r name path; do
-  if [[ $name =~ $skip ]]; then continue; fi
-  cp -L "$path" "$out/lib/$name"
-done
-cat >"$out/memopt" <<'LAUNCH'
+# shellcheck disable=SC2206
+binaries=("$binary" ${PACK_EXTRA:-})
+for bin in "${binaries[@]}"; do
+  [[ -x $bin ]] || { echo "pack.sh: $bin not found" >&2; exit 1; }
+  name=$(basename "$bin")
+  cp "$bin" "$out/bin/$name"
+  ldd "$bin" | awk '/=> \// { print $1, $3 }' | while read -r lib path; do
+    if [[ $lib =~ $skip || -e $out/lib/$lib ]]; then continue; fi
+    cp -L "$path" "$out/lib/$lib"
+  done
+  # A launcher that puts the packed libraries first on the search path.
+  cat >"$out/$name" <<LAUNCH
 #!/bin/sh
-# Runs the packed memopt with its own libraries first on the search path.
-here=$(dirname "$(readlink -f "$0")")
-LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "$here/bin/memopt" "$@"
+here=\$(dirname "\$(readlink -f "\$0")")
+LD_LIBRARY_PATH="\$here/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}" exec "\$here/bin/$name" "\$@"
 LAUNCH
-chmod +x "$out/memopt"
-# Every packed library must be the one the packed binary loads.
-packed=$(ls "$out/lib" | wc -l)  # (before the optional cuBLAS, which the binary dlopens)
-resolved=$(LD_LIBRARY_PATH="$out/lib" ldd "$out/bin/memopt" | grep -c "=> $out/lib/" || true)
-if [[ $resolved != "$packed" ]]; then
-  echo "pack.sh: only $resolved of $packed packed libraries resolve inside $out/lib" >&2
-  exit 1
-fi
+  chmod +x "$out/$name"
+done
+# Every library a packed binary needs must resolve inside the pack.
+packed=$(ls "$out/lib" | wc -l)  # (before the optional cuBLAS, which the binaries dlopen)
+for bin in "$out"/bin/*; do
+  missing=$(LD_LIBRARY_PATH="$out/lib" ldd "$bin" | awk -v dir="$out/lib/" '/=> \// && index($3, dir) != 1 { print $1 }' |
+            grep -Ev "$skip" || true)
+  if [[ -n $missing ]]; then
+    echo "pack.sh: $(basename "$bin") loads libraries from outside $out/lib: $missing" >&2
+    exit 1
+  fi
+done
 if [[ ${PACK_CUBLAS:-0} == 1 ]]; then
   found=0
   for dir in $(ldconfig -p | awk '/libcublas(Lt)?\.so\.[0-9]+ / { print $NF }' | xargs -r -n1 dirname | sort -u) \

@@ -6,6 +6,7 @@
 
 #include "cuda_kernel.h"
 #include "elem_type.h"
+#include "kernel_util.h"
 #include "exec/tensor.h"
 
 namespace memopt::cuda {
@@ -48,18 +49,6 @@ Expected<BroadcastShape> MakeBroadcast(const std::vector<int64_t>& a, const std:
 }
 
 namespace {
-
-Status Launched(const CudaKernelContext& ctx, cudaError_t err) {
-  if (err == cudaSuccess) return Status::Ok();
-  return InternalError("node " + ctx.node->Describe() + ": kernel launch failed: " + cudaGetErrorName(err) + " (" +
-                       cudaGetErrorString(err) + ")");
-}
-
-Status RequireFloat(const CudaKernelContext& ctx, int i, const char* name) {
-  if (!ctx.has_input(i)) return ctx.Error(std::string("input ") + name + " is missing");
-  if (!IsGpuFloat(ctx.input(i).dtype())) return ctx.UnsupportedType(ctx.input(i).dtype());
-  return Status::Ok();
-}
 
 template <BinaryOp kOp>
 Status BinaryKernel(CudaKernelContext& ctx) {

@@ -1,9 +1,13 @@
-// MatMul (numpy semantics: 1-D promotion, broadcast batch dims) and Gemm through cuBLAS, for
+// MatMul (numpy semantics: 1-D promotion, broadcast batch dims), com.microsoft FusedMatMul and
+// TransposeMatMul (alpha, transA, transB, transBatchA, transBatchB) and Gemm through cuBLAS, for
 // float32, float16 and bfloat16 with float accumulation. TF32 is used for float32 only when the
 // run allows it (CudaKernelContext::allow_tf32), so results stay comparable with the CPU.
 //
 // cuBLAS is column-major: a row-major C = A * B is computed as the column-major C^T = B^T * A^T,
-// i.e. gemm(B, A) with the row-major buffers passed unchanged.
+// i.e. gemm(B, A) with the row-major buffers passed unchanged. Each operand is described as the
+// CPU reference does (exec/kernels/matmul.cc): where its logical matrices live (transpose flag,
+// row stride, distance between batch entries), which covers the transposes and the transBatch
+// layouts as cuBLAS leading dimensions and batch strides, without copying.
 #include <string>
 #include <vector>
 
@@ -30,13 +34,15 @@ cudaDataType CudaType(DataType t) {
 }
 
 /// Row-major Y[batch][m x n] = alpha * op(A)[m x k] * op(B)[k x n] + beta * Y, `batch` products
-/// with element strides sa, sb (0 = shared) and m*n for Y.
+/// with element strides sa, sb (0 = shared) and m*n for Y. lda/ldb: row strides of the stored
+/// A and B (k or m for A, n or k for B when the operands are packed).
 struct GemmCall {
   bool trans_a = false, trans_b = false;
   int64_t m = 0, n = 0, k = 0;
   const void* a = nullptr;
   const void* b = nullptr;
   void* y = nullptr;
+  int64_t lda = 0, ldb = 0;
   int64_t sa = 0, sb = 0;
   int64_t batch = 1;
   float alpha = 1, beta = 0;
@@ -46,7 +52,7 @@ struct GemmCall {
 Status RunGemm(const CudaKernelContext& ctx, DataType dtype, const GemmCall& g) {
   if (g.m == 0 || g.n == 0 || g.batch == 0) return Status::Ok();
   constexpr int64_t kMaxInt = 2147483647;
-  if (g.m > kMaxInt || g.n > kMaxInt || g.k > kMaxInt || g.batch > kMaxInt) {
+  if (g.m > kMaxInt || g.n > kMaxInt || g.k > kMaxInt || g.batch > kMaxInt || g.lda > kMaxInt || g.ldb > kMaxInt) {
     return Unsupported("node " + ctx.node->Describe() + ": matrix dims beyond 2^31 are not supported on the GPU");
   }
   const cudaDataType type = CudaType(dtype);
@@ -55,8 +61,8 @@ Status RunGemm(const CudaKernelContext& ctx, DataType dtype, const GemmCall& g) 
   // Column-major view: Y^T (n x m) = op(B)^T (n x k) * op(A)^T (k x m).
   const cublasOperation_t op_b = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_a = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const int ldb = static_cast<int>(g.trans_b ? g.k : g.n);
-  const int lda = static_cast<int>(g.trans_a ? g.m : g.k);
+  const int ldb = static_cast<int>(g.ldb);
+  const int lda = static_cast<int>(g.lda);
   const int k = static_cast<int>(g.k);
   const int m = static_cast<int>(g.m);
   const int n = static_cast<int>(g.n);
@@ -74,24 +80,66 @@ Status RequireMatmulType(const CudaKernelContext& ctx, int i) {
   return Status::Ok();
 }
 
-Status MatMul(CudaKernelContext& ctx) {
+/// Where the logical [rows, cols] matrices of one operand live.
+struct Operand {
+  std::vector<int64_t> batch;  ///< logical batch dims
+  int64_t rows = 0;
+  int64_t cols = 0;
+  bool trans = false;        ///< stored as [cols, rows], rows of length ld
+  int64_t ld = 0;            ///< row stride of the stored matrix
+  int64_t batch_stride = 0;  ///< elements between consecutive flattened batch entries
+  bool vector = false;       ///< rank-1 operand (numpy promotion; the added dim is dropped)
+};
+
+/// `is_b`: rank 1 becomes [K, 1] instead of [1, K]. Rank-1 operands ignore trans and transBatch,
+/// as on the CPU.
+Operand DescribeOperand(const std::vector<int64_t>& s, bool trans, bool trans_batch, bool is_b) {
+  Operand op;
+  const size_t r = s.size();
+  if (r == 1) {
+    op.vector = true;
+    op.rows = is_b ? s[0] : 1;
+    op.cols = is_b ? 1 : s[0];
+    op.ld = op.cols;
+    return op;
+  }
+  if (!trans_batch || r == 2) {
+    op.batch.assign(s.begin(), s.end() - 2);
+    op.trans = trans;
+    op.rows = trans ? s[r - 1] : s[r - 2];
+    op.cols = trans ? s[r - 2] : s[r - 1];
+    op.ld = s[r - 1];
+    op.batch_stride = op.rows * op.cols;
+    return op;
+  }
+  // transBatch: physical [X, b0..bn, Y] where (X, Y) = (rows, cols), or (cols, rows) with trans;
+  // matrix rows are bn * Y apart and consecutive batch entries Y apart.
+  op.batch.assign(s.begin() + 1, s.end() - 1);
+  op.trans = trans;
+  op.rows = trans ? s[r - 1] : s[0];
+  op.cols = trans ? s[0] : s[r - 1];
+  op.ld = NumElements(op.batch) * s[r - 1];
+  op.batch_stride = s[r - 1];
+  return op;
+}
+
+/// Y = alpha * op(A) * op(B) with broadcast batches: MatMul, FusedMatMul, TransposeMatMul.
+Status MatMulCommon(CudaKernelContext& ctx, bool trans_a, bool trans_b, bool trans_batch_a, bool trans_batch_b,
+                    float alpha) {
   MEMOPT_RETURN_IF_ERROR(RequireMatmulType(ctx, 0));
   MEMOPT_RETURN_IF_ERROR(RequireMatmulType(ctx, 1));
   const DeviceTensor& a = ctx.input(0);
   const DeviceTensor& b = ctx.input(1);
   if (a.rank() == 0 || b.rank() == 0) return ctx.Error("MatMul inputs must have rank >= 1");
-  // 1-D operands: A [k] -> [1, k], B [k] -> [k, 1]; the added dim is dropped from the output.
-  std::vector<int64_t> sa = a.shape(), sb = b.shape();
-  if (a.rank() == 1) sa.insert(sa.begin(), 1);
-  if (b.rank() == 1) sb.push_back(1);
-  const int64_t m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
-  if (sb[sb.size() - 2] != k) return ctx.Error("inner dims differ: " + a.Describe() + " x " + b.Describe());
-  const std::vector<int64_t> batch_a(sa.begin(), sa.end() - 2), batch_b(sb.begin(), sb.end() - 2);
-  auto batch = BroadcastShapes(batch_a, batch_b);
+  const Operand pa = DescribeOperand(a.shape(), trans_a, trans_batch_a, false);
+  const Operand pb = DescribeOperand(b.shape(), trans_b, trans_batch_b, true);
+  const int64_t m = pa.rows, k = pa.cols, n = pb.cols;
+  if (pb.rows != k) return ctx.Error("inner dims differ: " + a.Describe() + " x " + b.Describe());
+  auto batch = BroadcastShapes(pa.batch, pb.batch);
   if (!batch.ok()) return ctx.Error(batch.status().message());
   std::vector<int64_t> out = *batch;
-  if (a.rank() > 1) out.push_back(m);
-  if (b.rank() > 1) out.push_back(n);
+  if (!pa.vector) out.push_back(m);
+  if (!pb.vector) out.push_back(n);
   MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, a.dtype(), out));
   DeviceTensor& y = ctx.outputs[0];
   if (y.numel() == 0) return Status::Ok();
@@ -100,13 +148,12 @@ Status MatMul(CudaKernelContext& ctx) {
     return err == cudaSuccess ? Status::Ok() : ctx.Error("cudaMemsetAsync failed");
   }
 
-  // Offsets of each output batch into A and B (in matrices); one strided call when both step
-  // evenly (equal batches, or one side shared), else one call per output batch.
+  // Element offsets of each output batch entry's A and B matrices.
   const int64_t nbatch = NumElements(*batch);
   const int64_t esize = ElemByteSize(a.dtype());
   std::vector<int64_t> off_a(nbatch, 0), off_b(nbatch, 0);
   if (nbatch > 1) {
-    auto bc = MakeBroadcast(batch_a, batch_b, *batch);
+    auto bc = MakeBroadcast(pa.batch, pb.batch, *batch);
     if (!bc.ok()) return ctx.Error(bc.status().message());
     for (int64_t i = 0; i < nbatch; ++i) {
       int64_t rest = i;
@@ -116,31 +163,49 @@ Status MatMul(CudaKernelContext& ctx) {
         off_a[i] += c * bc->a_strides[d];
         off_b[i] += c * bc->b_strides[d];
       }
+      off_a[i] *= pa.batch_stride;
+      off_b[i] *= pb.batch_stride;
     }
   }
-  const int64_t step_a = nbatch > 1 ? off_a[1] - off_a[0] : 0, step_b = nbatch > 1 ? off_b[1] - off_b[0] : 0;
-  bool even = true;
-  for (int64_t i = 0; i < nbatch && even; ++i) even = off_a[i] == i * step_a && off_b[i] == i * step_b;
 
   GemmCall g;
+  g.trans_a = pa.trans, g.trans_b = pb.trans;
   g.m = m, g.n = n, g.k = k;
-  if (even && step_b == 0 && step_a == 1) {
-    // B shared by every batch and A contiguous: one product of (batch * m) x k by k x n.
+  g.lda = pa.ld, g.ldb = pb.ld;
+  g.alpha = alpha;
+  bool b_shared = true, a_stacked = !pa.trans && pa.ld == k;
+  for (int64_t i = 0; i < nbatch; ++i) {
+    b_shared = b_shared && off_b[i] == 0;
+    a_stacked = a_stacked && off_a[i] == i * m * k;
+  }
+  if (nbatch > 1 && b_shared && a_stacked) {
+    // B shared by every batch entry and A's entries stacked row-major: one (batch * m) x k product.
     g.a = a.raw(), g.b = b.raw(), g.y = y.raw(), g.m = nbatch * m;
     return RunGemm(ctx, a.dtype(), g);
   }
-  if (even) {
-    g.a = a.raw(), g.b = b.raw(), g.y = y.raw();
-    g.sa = step_a * m * k, g.sb = step_b * k * n, g.batch = nbatch;
-    return RunGemm(ctx, a.dtype(), g);
-  }
-  for (int64_t i = 0; i < nbatch; ++i) {
-    g.a = static_cast<const char*>(a.raw()) + off_a[i] * m * k * esize;
-    g.b = static_cast<const char*>(b.raw()) + off_b[i] * k * n * esize;
-    g.y = static_cast<char*>(y.raw()) + i * m * n * esize;
+  // Runs of output batch entries whose A and B offsets step evenly: one strided call per run
+  // (a single run unless the batch dims broadcast on both sides, e.g. [2, 1] against [3]).
+  for (int64_t s = 0; s < nbatch;) {
+    int64_t e = s + 1;
+    const int64_t step_a = e < nbatch ? off_a[e] - off_a[s] : 0;
+    const int64_t step_b = e < nbatch ? off_b[e] - off_b[s] : 0;
+    while (e < nbatch && off_a[e] == off_a[s] + (e - s) * step_a && off_b[e] == off_b[s] + (e - s) * step_b) ++e;
+    g.a = static_cast<const char*>(a.raw()) + off_a[s] * esize;
+    g.b = static_cast<const char*>(b.raw()) + off_b[s] * esize;
+    g.y = static_cast<char*>(y.raw()) + s * m * n * esize;
+    g.sa = step_a, g.sb = step_b, g.batch = e - s;
     MEMOPT_RETURN_IF_ERROR(RunGemm(ctx, a.dtype(), g));
+    s = e;
   }
   return Status::Ok();
+}
+
+Status MatMul(CudaKernelContext& ctx) { return MatMulCommon(ctx, false, false, false, false, 1.0f); }
+
+Status FusedMatMul(CudaKernelContext& ctx) {
+  const Node& n = *ctx.node;
+  return MatMulCommon(ctx, n.GetInt("transA", 0) != 0, n.GetInt("transB", 0) != 0, n.GetInt("transBatchA", 0) != 0,
+                      n.GetInt("transBatchB", 0) != 0, n.GetFloat("alpha", 1.0f));
 }
 
 Status Gemm(CudaKernelContext& ctx) {
@@ -185,6 +250,8 @@ Status Gemm(CudaKernelContext& ctx) {
     return Unsupported("node " + ctx.node->Describe() + ": Gemm with K = 0 and beta != 1 is not supported on the GPU");
   }
   g.a = a.raw(), g.b = b.raw(), g.y = y.raw();
+  g.lda = g.trans_a ? g.m : g.k;
+  g.ldb = g.trans_b ? g.k : g.n;
   return RunGemm(ctx, a.dtype(), g);
 }
 
@@ -193,6 +260,8 @@ Status Gemm(CudaKernelContext& ctx) {
 void RegisterMatMulKernels(CudaKernelRegistry& r) {
   r.Register("", "MatMul", MatMul);
   r.Register("", "Gemm", Gemm);
+  r.Register("com.microsoft", "FusedMatMul", FusedMatMul);
+  r.Register("com.microsoft", "TransposeMatMul", FusedMatMul);
 }
 
 }  // namespace memopt::cuda

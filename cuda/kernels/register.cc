@@ -9,6 +9,11 @@ const CudaKernelRegistry& CudaKernelRegistry::Builtin() {
     RegisterElementwiseKernels(r);
     RegisterCastKernels(r);
     RegisterMatMulKernels(r);
+    RegisterViewKernels(r);
+    RegisterDataMovementKernels(r);
+    RegisterSoftmaxKernels(r);
+    RegisterNormKernels(r);
+    RegisterDropoutKernels(r);
     return r;
   }();
   return registry;

@@ -54,6 +54,14 @@ Tensor::Tensor(DataType dtype, std::vector<int64_t> shape)
   }
 }
 
+Tensor Tensor::Meta(DataType dtype, std::vector<int64_t> shape) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.numel_ = NumElements(shape);
+  t.shape_ = std::move(shape);
+  return t;
+}
+
 int64_t Tensor::bytes() const { return numel_ * ElemByteSize(dtype_); }
 
 Tensor Tensor::Reshaped(std::vector<int64_t> shape) const {

@@ -17,6 +17,11 @@ class Tensor {
   Tensor() = default;
   /// Allocates a zero-filled tensor.
   Tensor(DataType dtype, std::vector<int64_t> shape);
+  /// Type and shape without storage (raw() is nullptr): lets the CUDA backend run the CPU
+  /// view and shape kernels (Reshape, Squeeze, Shape, ...) on a device tensor's metadata, so
+  /// both backends share one set of shape rules. Only kernels that never touch the elements
+  /// may see it.
+  static Tensor Meta(DataType dtype, std::vector<int64_t> shape);
 
   DataType dtype() const { return dtype_; }
   const std::vector<int64_t>& shape() const { return shape_; }

@@ -7,7 +7,8 @@
 namespace memopt::cli {
 
 Expected<CudaBench> BenchOnCuda(const Model& model, const std::map<std::string, Tensor>& feeds, int warmup,
-                                int iters, uint64_t seed, bool allow_tf32) {
+                                int iters, uint64_t seed, bool allow_tf32,
+                                const std::function<void(int)>& on_run) {
   MEMOPT_RETURN_IF_ERROR(cuda::CheckSupported(model.graph, cuda::CudaKernelRegistry::Builtin()));
   cuda::CudaRunOptions options;
   options.seed = seed;
@@ -18,6 +19,7 @@ Expected<CudaBench> BenchOnCuda(const Model& model, const std::map<std::string, 
   for (int i = 0; i < warmup + iters; ++i) {
     MEMOPT_ASSIGN_OR_RETURN(cuda::CudaRunResult run, cuda::ExecuteCuda(model, feeds, options));
     if (i >= warmup) bench.times_ms.push_back(run.step_ms);
+    if (on_run) on_run(i + 1);
     if (i + 1 == warmup + iters) {
       bench.memory = run.memory;
       bench.pool = run.pool;

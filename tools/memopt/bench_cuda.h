@@ -6,6 +6,7 @@
 #ifdef MEMOPT_HAVE_CUDA
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -25,9 +26,11 @@ struct CudaBench {
   std::map<std::string, Tensor> outputs;  ///< of the last iteration
 };
 
-/// Checks every op has a CUDA kernel (Unsupported naming ops and nodes), then runs.
+/// Checks every op has a CUDA kernel (Unsupported naming ops and nodes), then runs; `on_run`
+/// (may be empty) is called with the number of runs done after each one.
 Expected<CudaBench> BenchOnCuda(const Model& model, const std::map<std::string, Tensor>& feeds, int warmup,
-                                int iters, uint64_t seed, bool allow_tf32);
+                                int iters, uint64_t seed, bool allow_tf32,
+                                const std::function<void(int)>& on_run = {});
 
 }  // namespace memopt::cli
 

@@ -2,9 +2,13 @@
 // with the same inputs (by input name), and reports the measured peak and the step time of each;
 // for two models also the ratios (model2 / model1) and the largest absolute difference between
 // their common outputs. --device cuda runs on the CUDA executor (bench_cuda.h) when every op has a
-// GPU kernel; it needs the CUDA backend and a usable GPU (exit 4 otherwise).
+// GPU kernel; it needs the CUDA backend and a usable GPU (exit 4 otherwise). Step times are
+// reported as median, p5 and p95 (nearest rank), and as samples per second when --dims binds a
+// batch dim (a name containing "batch").
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <optional>
 #include <limits>
 
 #include <fmt/format.h>
@@ -43,10 +47,31 @@ struct ModelBench {
   std::string path;
   MemoryStats memory;
   std::string peak_node;
-  double median_ms = 0, min_ms = 0, max_ms = 0;
+  double median_ms = 0, min_ms = 0, max_ms = 0, p5_ms = 0, p95_ms = 0;
+  std::optional<int64_t> batch;  ///< the bound batch dim, for samples per second
   std::map<std::string, Tensor> outputs;
   int64_t pool_peak_requested = -1, pool_peak_reserved = -1;  ///< --device cuda: measured by the pool
+  /// --device cuda: cudaMemGetInfo free bytes before the last run and after it (values held).
+  uint64_t device_free_before = 0, device_free_after = 0;
 };
+
+/// Nearest-rank percentile of sorted values.
+double Percentile(const std::vector<double>& sorted, double q) {
+  const size_t n = sorted.size();
+  size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(n)));
+  rank = std::clamp<size_t>(rank, 1, n);
+  return sorted[rank - 1];
+}
+
+/// The value of the first bound dim whose name contains "batch" (any case), if any.
+std::optional<int64_t> BatchOf(const DimBindings& dims) {
+  for (const auto& [name, value] : dims.values()) {
+    std::string lower = name;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (lower.find("batch") != std::string::npos) return value;
+  }
+  return std::nullopt;
+}
 
 /// Initializers the nodes read, loaded once so that the timed runs do not re-read the file.
 Expected<std::map<std::string, Tensor>> PreloadInitializers(const Model& model) {
@@ -70,15 +95,20 @@ Expected<ModelBench> BenchOne(const std::string& path, const Model& model, std::
   ModelBench bench;
   bench.path = path;
   std::vector<double> times;
+  const int total_runs = args.warmup + args.iters;
+  Progress progress("benchmarking " + path);
 #ifdef MEMOPT_HAVE_CUDA
   if (args.device == "cuda") {
-    auto run = BenchOnCuda(model, feeds, args.warmup, args.iters, args.seed, args.tf32);
+    auto run = BenchOnCuda(model, feeds, args.warmup, args.iters, args.seed, args.tf32,
+                           [&progress, total_runs](int done) { progress.Update(done, total_runs); });
     if (!run.ok()) return run.status().WithContext(path);
     times = run->times_ms;
     bench.memory = run->memory;
     bench.outputs = std::move(run->outputs);
     bench.pool_peak_requested = run->pool.peak_requested;
     bench.pool_peak_reserved = run->pool.peak_reserved;
+    bench.device_free_before = run->device_free_before;
+    bench.device_free_after = run->device_free_after;
   }
 #endif
   const int cpu_runs = args.device == "cpu" ? args.warmup + args.iters : 0;  // cuda ran above
@@ -86,6 +116,7 @@ Expected<ModelBench> BenchOne(const std::string& path, const Model& model, std::
     auto run = Execute(model, feeds, options);
     if (!run.ok()) return run.status().WithContext(path);
     if (i >= args.warmup) times.push_back(run->elapsed_ms);
+    progress.Update(i + 1, total_runs);
     if (i + 1 == cpu_runs) {
       bench.memory = run->memory;
       bench.outputs = std::move(run->outputs);
@@ -96,6 +127,8 @@ Expected<ModelBench> BenchOne(const std::string& path, const Model& model, std::
   bench.min_ms = times.front();
   bench.max_ms = times.back();
   bench.median_ms = n % 2 == 1 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+  bench.p5_ms = Percentile(times, 0.05);
+  bench.p95_ms = Percentile(times, 0.95);
   bench.peak_node = bench.memory.peak_node == kNone ? "-" : model.graph.node(bench.memory.peak_node).Describe();
   return bench;
 }
@@ -149,12 +182,22 @@ std::string RenderTable(const std::vector<ModelBench>& benches, const std::optio
     text += fmt::format("  measured peak: {} ({} bytes) at {}\n", HumanBytes(b.memory.peak_bytes),
                         WithThousands(b.memory.peak_bytes), b.peak_node);
     if (b.pool_peak_requested >= 0) {
-      // The line above follows the static estimate's rules; these are the pool's own counts.
-      text += fmt::format("  GPU pool peak: requested {} bytes, reserved {} bytes\n",
-                          WithThousands(b.pool_peak_requested), WithThousands(b.pool_peak_reserved));
+      // The line above follows the static estimate's rules (views counted as new values); these
+      // are the pool's own counts, and the driver's view of the device as a cross-check.
+      text += fmt::format("  GPU pool peak: requested {} ({} bytes, {:.3f} x the estimate), reserved {} ({} bytes)\n",
+                          HumanBytes(b.pool_peak_requested), WithThousands(b.pool_peak_requested),
+                          b.memory.peak_bytes > 0 ? static_cast<double>(b.pool_peak_requested) / b.memory.peak_bytes
+                                                  : 0.0,
+                          HumanBytes(b.pool_peak_reserved), WithThousands(b.pool_peak_reserved));
+      text += fmt::format("  device free (cudaMemGetInfo): {} before the run, {} after it (outputs held)\n",
+                          HumanBytes(static_cast<int64_t>(b.device_free_before)),
+                          HumanBytes(static_cast<int64_t>(b.device_free_after)));
     }
-    text += fmt::format("  step time: median {:.3f} ms, min {:.3f} ms, max {:.3f} ms\n", b.median_ms, b.min_ms,
-                        b.max_ms);
+    text += fmt::format("  step time: median {:.3f} ms, p5 {:.3f} ms, p95 {:.3f} ms, min {:.3f} ms, max {:.3f} ms\n",
+                        b.median_ms, b.p5_ms, b.p95_ms, b.min_ms, b.max_ms);
+    if (b.batch && b.median_ms > 0) {
+      text += fmt::format("  throughput: {:.1f} samples/s (batch {})\n", 1000.0 * *b.batch / b.median_ms, *b.batch);
+    }
   }
   if (cmp) {
     text += "model 2 / model 1:\n";
@@ -180,10 +223,21 @@ nlohmann::json RenderJson(const std::vector<ModelBench>& benches, const std::opt
                            {"peak_bytes", b.memory.peak_bytes},
                            {"peak_node", b.peak_node},
                            {"weights_and_inputs_bytes", b.memory.weights_and_inputs_bytes},
-                           {"time_ms", {{"median", b.median_ms}, {"min", b.min_ms}, {"max", b.max_ms}}}});
+                           {"time_ms",
+                            {{"median", b.median_ms},
+                             {"p5", b.p5_ms},
+                             {"p95", b.p95_ms},
+                             {"min", b.min_ms},
+                             {"max", b.max_ms}}}});
+    if (b.batch && b.median_ms > 0) {
+      j["models"].back()["batch"] = *b.batch;
+      j["models"].back()["samples_per_s"] = 1000.0 * *b.batch / b.median_ms;
+    }
     if (b.pool_peak_requested >= 0) {
       j["models"].back()["gpu_pool"] = {{"peak_requested_bytes", b.pool_peak_requested},
-                                        {"peak_reserved_bytes", b.pool_peak_reserved}};
+                                        {"peak_reserved_bytes", b.pool_peak_reserved},
+                                        {"device_free_before_bytes", b.device_free_before},
+                                        {"device_free_after_bytes", b.device_free_after}};
     }
   }
   if (cmp) {
@@ -237,6 +291,7 @@ int RunBench(BenchArgs args, const GlobalOptions&) {
     if (shared.empty()) shared = inputs->feeds;
     auto bench = BenchOne(path, loaded->model, inputs->feeds, args);
     if (!bench.ok()) return ReportError(bench.status());
+    bench->batch = BatchOf(inputs->dims);
     benches.push_back(std::move(bench).value());
   }
   std::optional<Comparison> cmp;

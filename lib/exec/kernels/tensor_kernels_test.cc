@@ -133,6 +133,21 @@ TEST_CASE("Slice clamps and handles negative steps", "[tensor][kernels]") {
   CHECK(run(-3, 100, 1) == V{7, 8, 9});
   CHECK(run(5, 2, 1).empty());
   CHECK(run(-1, -11, -4) == V{9, 5, 1});
+  // Steps at the int64 limits take one element (the count used to overflow).
+  CHECK(run(0, 10, INT64_MAX) == V{0});
+  CHECK(run(9, -100, INT64_MIN) == V{9});
+  // An empty axis gives an empty result for either step sign (a negative step used to clamp to
+  // the empty range [0, -1]).
+  for (int64_t step : {int64_t{1}, int64_t{-1}}) {
+    auto empty = Call("Slice", 13)
+                     .In(Iota({0}))
+                     .In(I64({1}, {-1}))
+                     .In(I64({1}, {-100}))
+                     .In(I64({1}, {0}))
+                     .In(I64({1}, {step}))
+                     .Must()[0];
+    CHECK(empty.shape() == S{0});
+  }
   // 2-D, default axes omitted but steps given through the axes input.
   auto out = Call("Slice", 13)
                  .In(Iota({3, 4}))

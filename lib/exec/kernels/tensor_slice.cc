@@ -48,15 +48,21 @@ Status SliceKernel(KernelContext& ctx) {
     int64_t st = starts[i], en = ends[i];
     if (st < 0) st += dim;
     if (en < 0) en += dim;
+    // Counts as 1 + (distance - 1) / |step|: no overflow for steps near INT64_MIN/MAX. An empty
+    // axis yields nothing whatever the step (clamping to [0, dim - 1] would be an empty range).
     int64_t len;
-    if (s > 0) {
+    if (dim == 0) {
+      st = 0;
+      len = 0;
+    } else if (s > 0) {
       st = std::clamp<int64_t>(st, 0, dim);
       en = std::clamp<int64_t>(en, 0, dim);
-      len = en > st ? (en - st + s - 1) / s : 0;
+      len = en > st ? 1 + (en - st - 1) / s : 0;
     } else {
       st = std::clamp<int64_t>(st, 0, dim - 1);
       en = std::clamp<int64_t>(en, -1, dim - 1);
-      len = st > en ? (st - en - s - 1) / (-s) : 0;
+      const uint64_t mag = 0 - static_cast<uint64_t>(s);
+      len = st > en ? 1 + static_cast<int64_t>(static_cast<uint64_t>(st - en - 1) / mag) : 0;
     }
     begin[a] = st;
     step[a] = s;

@@ -14,6 +14,7 @@
 #include <optional>
 #include <vector>
 
+#include "exec/dropout_seed.h"
 #include "exec/kernels/kernel_util.h"
 #include "exec/kernels/training_util.h"
 
@@ -56,7 +57,7 @@ Status DropoutCore(KernelContext& ctx, const DropoutArgs& a) {
   std::vector<uint8_t> keep;
   if (random) {
     keep.resize(static_cast<size_t>(n));
-    FillDropoutMask(DropoutSeed(ctx), ratio, n, keep.data());
+    FillDropoutMask(NodeDropoutSeed(*ctx.node, ctx.run_seed), ratio, n, keep.data());
   }
 
   // Output 0.

@@ -268,15 +268,20 @@ Status SliceGradKernel(KernelContext& ctx) {
     int64_t s = starts[i], e = ends[i];
     if (s < 0) s += d;
     if (e < 0) e += d;
+    // As Slice (tensor_slice.cc): overflow-free counts, nothing from an empty axis.
     int64_t n;
-    if (st > 0) {
+    if (d == 0) {
+      s = 0;
+      n = 0;
+    } else if (st > 0) {
       s = std::clamp<int64_t>(s, 0, d);
       e = std::clamp<int64_t>(e, 0, d);
-      n = e > s ? (e - s + st - 1) / st : 0;
+      n = e > s ? 1 + (e - s - 1) / st : 0;
     } else {
       s = std::clamp<int64_t>(s, 0, d - 1);
       e = std::clamp<int64_t>(e, -1, d - 1);
-      n = s > e ? (s - e + (-st) - 1) / (-st) : 0;
+      const uint64_t mag = 0 - static_cast<uint64_t>(st);
+      n = s > e ? 1 + static_cast<int64_t>(static_cast<uint64_t>(s - e - 1) / mag) : 0;
     }
     first[a] = s;
     step[a] = st;

@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "exec/dropout_seed.h"
 #include "exec/kernels/kernel_util.h"
 #include "exec/philox.h"
 
@@ -82,17 +83,7 @@ std::vector<int64_t> ReadIndices(const Tensor& t) {
   return out;
 }
 
-uint64_t DropoutSeed(const KernelContext& ctx) {
-  if (ctx.node->HasAttr("seed")) return DropoutSeedFromAttribute(ctx.node->GetInt("seed", 0));
-  std::string_view name;
-  if (ctx.node->proto.output_size() > 0) name = ctx.node->proto.output(0);
-  if (name.empty()) name = ctx.node->name;
-  constexpr std::string_view kSuffix = "_recompute";
-  while (name.size() > kSuffix.size() && name.substr(name.size() - kSuffix.size()) == kSuffix) {
-    name.remove_suffix(kSuffix.size());
-  }
-  return DropoutSeedFromName(ctx.run_seed, name);
-}
+uint64_t DropoutSeed(const KernelContext& ctx) { return NodeDropoutSeed(*ctx.node, ctx.run_seed); }
 
 void FillDropoutMask(uint64_t seed, float ratio, int64_t n, uint8_t* keep) {
   const float keep_probability = DropoutKeepProbability(ratio);

@@ -1,0 +1,400 @@
+// Transpose, Concat, Split, Expand, Slice and com.microsoft SliceGrad on the GPU, plus the host
+// helpers that gather.cc (Where, Gather, GatherGrad) shares. The wrappers check nodes as the CPU
+// kernels do (lib/exec/kernels/tensor_layout.cc, tensor_slice.cc, training_shape_grad.cc), then
+// describe each op as strided copies (data_movement_launch.h). Only the element size matters,
+// so every type of 1, 2, 4, 8 or 16 bytes moves; strings cannot live on the GPU.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "cuda_kernel.h"
+#include "data_movement_launch.h"
+#include "elem_type.h"
+#include "kernel_util.h"
+
+namespace memopt::cuda {
+namespace dm {  // declared in data_movement_launch.h
+
+std::string ListText(const std::vector<int64_t>& v) {
+  std::string t = "[";
+  for (size_t i = 0; i < v.size(); ++i) t += (i ? ", " : "") + std::to_string(v[i]);
+  return t + "]";
+}
+
+Status RequireCopyable(const CudaKernelContext& ctx, DataType t) {
+  const int64_t es = ElemByteSize(t);
+  if (t == DataType::kString || (es != 1 && es != 2 && es != 4 && es != 8 && es != 16)) return ctx.UnsupportedType(t);
+  return Status::Ok();
+}
+
+Expected<std::vector<int64_t>> ReadInts(const CudaKernelContext& ctx, int i, const std::string& what) {
+  if (!ctx.has_input(i)) return ctx.Error("input " + std::to_string(i) + " ('" + what + "') is missing");
+  const DeviceTensor& t = ctx.input(i);
+  if (!IsInteger(t.dtype())) return ctx.Error("input '" + what + "' must be an integer tensor, got " + t.Describe());
+  auto v = t.ToInt64Vector();
+  if (!v.ok()) return ctx.Error(v.status().message());
+  return v;
+}
+
+Expected<int64_t> CheckedAxis(const CudaKernelContext& ctx, int64_t axis, int64_t rank, const std::string& what) {
+  if (axis < -rank || axis >= rank) {
+    return ctx.Error(what + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank) +
+                     " (valid: [" + std::to_string(-rank) + ", " + std::to_string(rank - 1) + "])");
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+int64_t ProductOf(const std::vector<int64_t>& s, int64_t begin, int64_t end) {
+  int64_t p = 1;
+  for (int64_t d = begin; d < end; ++d) p *= s[static_cast<size_t>(d)];
+  return p;
+}
+
+std::vector<int64_t> BroadcastStrides(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
+  const std::vector<int64_t> s = Strides(in);
+  std::vector<int64_t> r(out.size(), 0);
+  const size_t off = out.size() - in.size();
+  for (size_t i = 0; i < in.size(); ++i) r[off + i] = in[i] == 1 ? 0 : s[i];
+  return r;
+}
+
+bool Collapse(std::vector<int64_t>& dims, std::vector<std::vector<int64_t>>& strides) {
+  std::vector<int64_t> nd;
+  std::vector<std::vector<int64_t>> ns(strides.size());
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] == 1) continue;
+    bool merge = !nd.empty();
+    for (size_t k = 0; merge && k < strides.size(); ++k) merge = ns[k].back() == strides[k][d] * dims[d];
+    if (merge) {
+      nd.back() *= dims[d];
+      for (size_t k = 0; k < strides.size(); ++k) ns[k].back() = strides[k][d];
+    } else {
+      nd.push_back(dims[d]);
+      for (size_t k = 0; k < strides.size(); ++k) ns[k].push_back(strides[k][d]);
+    }
+  }
+  dims = std::move(nd);
+  strides = std::move(ns);
+  return dims.size() <= static_cast<size_t>(kMaxRank);
+}
+
+Status TooManyDims(const CudaKernelContext& ctx) {
+  return Unsupported("node " + ctx.node->Describe() + ": more than " + std::to_string(kMaxRank) +
+                     " dims remain after merging");
+}
+
+Expected<std::vector<int64_t>> ReadShape(const CudaKernelContext& ctx, int i, const char* what) {
+  MEMOPT_RETURN_IF_ERROR(RequireInput(ctx, i, what));
+  const DeviceTensor& t = ctx.input(i);
+  if (t.dtype() != DataType::kInt64 && t.dtype() != DataType::kInt32) {
+    return ctx.Error(std::string(what) + " " + t.Describe() + " must be an int64 shape tensor");
+  }
+  MEMOPT_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ReadInts(ctx, i, what));
+  for (int64_t d : shape) {
+    if (d < 0) return ctx.Error(std::string(what) + " has a negative dim " + std::to_string(d));
+  }
+  return shape;
+}
+
+}  // namespace dm
+
+namespace {
+
+using namespace dm;
+
+/// dst[dst_off + c . dst_strides] = src[src_off + c . src_strides] for every c over `dims`.
+Status CopyStrided(const CudaKernelContext& ctx, DataType t, const void* src, int64_t src_off,
+                   std::vector<int64_t> src_strides, void* dst, int64_t dst_off, std::vector<int64_t> dst_strides,
+                   std::vector<int64_t> dims) {
+  if (NumElements(dims) == 0) return Status::Ok();
+  std::vector<std::vector<int64_t>> strides = {std::move(src_strides), std::move(dst_strides)};
+  if (!Collapse(dims, strides)) return TooManyDims(ctx);
+  StridedCopyShape s;
+  s.rank = static_cast<int>(dims.size());
+  for (int k = 0; k < s.rank; ++k) {
+    s.dims[k] = dims[k];
+    s.src_strides[k] = strides[0][k];
+    s.dst_strides[k] = strides[1][k];
+  }
+  return Launched(ctx, LaunchStridedCopy(static_cast<int>(ElemByteSize(t)), src, src_off, dst, dst_off, s,
+                                         ctx.stream()));
+}
+
+Status Transpose(CudaKernelContext& ctx) {
+  MEMOPT_RETURN_IF_ERROR(RequireInput(ctx, 0, "data"));
+  const DeviceTensor& x = ctx.input(0);
+  MEMOPT_RETURN_IF_ERROR(RequireCopyable(ctx, x.dtype()));
+  const int64_t r = x.rank();
+  std::vector<int64_t> perm = ctx.node->GetInts("perm");
+  if (perm.empty()) {
+    for (int64_t i = 0; i < r; ++i) perm.push_back(r - 1 - i);
+  }
+  if (static_cast<int64_t>(perm.size()) != r) {
+    return ctx.Error("perm " + ListText(perm) + " does not match the rank of " + x.Describe());
+  }
+  std::vector<bool> seen(static_cast<size_t>(r), false);
+  for (int64_t& p : perm) {
+    if (p < 0) p += r;
+    if (p < 0 || p >= r || seen[p]) {
+      return ctx.Error("perm " + ListText(ctx.node->GetInts("perm")) + " is not a permutation of 0.." +
+                       std::to_string(r - 1));
+    }
+    seen[p] = true;
+  }
+  const std::vector<int64_t> in_strides = Strides(x.shape());
+  std::vector<int64_t> shape(static_cast<size_t>(r)), src_strides(static_cast<size_t>(r));
+  for (int64_t i = 0; i < r; ++i) {
+    shape[i] = x.dim(perm[i]);
+    src_strides[i] = in_strides[perm[i]];
+  }
+  MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, x.dtype(), shape));
+  return CopyStrided(ctx, x.dtype(), x.raw(), 0, src_strides, ctx.outputs[0].raw(), 0, Strides(shape), shape);
+}
+
+Status Concat(CudaKernelContext& ctx) {
+  if (!ctx.node->HasAttr("axis") && ctx.node->since_version >= 4) return ctx.Error("the 'axis' attribute is missing");
+  std::vector<const DeviceTensor*> ins;
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    if (ctx.has_input(i)) ins.push_back(ctx.inputs[i]);
+  }
+  if (ins.empty()) return ctx.Error("needs at least one input");
+  const DeviceTensor& first = *ins[0];
+  MEMOPT_RETURN_IF_ERROR(RequireCopyable(ctx, first.dtype()));
+  const int64_t r = first.rank();
+  MEMOPT_ASSIGN_OR_RETURN(int64_t axis, CheckedAxis(ctx, ctx.node->GetInt("axis", 1), r));
+  std::vector<int64_t> shape = first.shape();
+  shape[axis] = 0;
+  for (const DeviceTensor* t : ins) {
+    if (t->dtype() != first.dtype()) {
+      return ctx.Error("inputs have different element types: " + first.Describe() + " and " + t->Describe());
+    }
+    bool match = t->rank() == r;
+    for (int64_t d = 0; match && d < r; ++d) match = d == axis || t->dim(d) == first.dim(d);
+    if (!match) {
+      return ctx.Error("cannot concatenate " + t->Describe() + " with " + first.Describe() + " along axis " +
+                       std::to_string(axis));
+    }
+    shape[axis] += t->dim(axis);
+  }
+  MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, first.dtype(), shape));
+  const std::vector<int64_t> out_strides = Strides(shape);
+  int64_t offset = 0;
+  for (const DeviceTensor* t : ins) {
+    MEMOPT_RETURN_IF_ERROR(CopyStrided(ctx, t->dtype(), t->raw(), 0, Strides(t->shape()), ctx.outputs[0].raw(),
+                                       offset * out_strides[axis], out_strides, t->shape()));
+    offset += t->dim(axis);
+  }
+  return Status::Ok();
+}
+
+Status Split(CudaKernelContext& ctx) {
+  MEMOPT_RETURN_IF_ERROR(RequireInput(ctx, 0, "input"));
+  const DeviceTensor& x = ctx.input(0);
+  MEMOPT_RETURN_IF_ERROR(RequireCopyable(ctx, x.dtype()));
+  MEMOPT_ASSIGN_OR_RETURN(int64_t axis, CheckedAxis(ctx, ctx.node->GetInt("axis", 0), x.rank()));
+  const int64_t dim = x.dim(axis);
+  std::vector<int64_t> sizes;
+  if (ctx.has_input(1)) {
+    MEMOPT_ASSIGN_OR_RETURN(sizes, ReadInts(ctx, 1, "split"));
+  } else if (ctx.node->HasAttr("split")) {
+    sizes = ctx.node->GetInts("split");
+  }
+  if (sizes.empty()) {
+    const int64_t n = ctx.node->HasAttr("num_outputs") ? ctx.node->GetInt("num_outputs", 1)
+                                                       : static_cast<int64_t>(ctx.outputs.size());
+    if (n <= 0) return ctx.Error("num_outputs must be positive");
+    // Equal parts; when the size does not divide, the last part is smaller (opset 18 rule).
+    const int64_t chunk = (dim + n - 1) / n;
+    int64_t left = dim;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t s = std::min(chunk, left);
+      sizes.push_back(s);
+      left -= s;
+    }
+  }
+  if (sizes.size() != ctx.outputs.size()) {
+    return ctx.Error("split " + ListText(sizes) + " has " + std::to_string(sizes.size()) +
+                     " parts but the node has " + std::to_string(ctx.outputs.size()) + " outputs");
+  }
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    if (s < 0) return ctx.Error("split " + ListText(sizes) + " has a negative size");
+    total += s;
+  }
+  if (total != dim) {
+    return ctx.Error("split " + ListText(sizes) + " sums to " + std::to_string(total) + " but axis " +
+                     std::to_string(axis) + " of " + x.Describe() + " has size " + std::to_string(dim));
+  }
+  const std::vector<int64_t> in_strides = Strides(x.shape());
+  int64_t offset = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (ctx.node->outputs[i] != kNone) {
+      std::vector<int64_t> shape = x.shape();
+      shape[axis] = sizes[i];
+      MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(static_cast<int>(i), x.dtype(), shape));
+      MEMOPT_RETURN_IF_ERROR(CopyStrided(ctx, x.dtype(), x.raw(), offset * in_strides[axis], in_strides,
+                                         ctx.outputs[i].raw(), 0, Strides(shape), shape));
+    }
+    offset += sizes[i];
+  }
+  return Status::Ok();
+}
+
+Status Expand(CudaKernelContext& ctx) {
+  MEMOPT_RETURN_IF_ERROR(RequireInput(ctx, 0, "input"));
+  const DeviceTensor& x = ctx.input(0);
+  MEMOPT_RETURN_IF_ERROR(RequireCopyable(ctx, x.dtype()));
+  MEMOPT_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ReadInts(ctx, 1, "shape"));
+  auto out_shape = BroadcastShapes(x.shape(), shape);
+  if (!out_shape.ok()) {
+    return ctx.Error("cannot expand " + x.Describe() + " to " + ListText(shape) + " (shapes do not broadcast)");
+  }
+  MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, x.dtype(), *out_shape));
+  return CopyStrided(ctx, x.dtype(), x.raw(), 0, BroadcastStrides(x.shape(), *out_shape), ctx.outputs[0].raw(), 0,
+                     Strides(*out_shape), *out_shape);
+}
+
+/// Slice's clamping of one axis (the CPU's rules): the first index, the step and the length.
+struct SliceAxis {
+  int64_t first = 0, step = 1, len = 0;
+};
+SliceAxis ClampSlice(int64_t start, int64_t end, int64_t step, int64_t dim) {
+  SliceAxis a;
+  a.step = step;
+  if (dim == 0) return a;  // nothing to take (std::clamp(v, 0, -1) below would be undefined)
+  if (start < 0) start += dim;
+  if (end < 0) end += dim;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, dim);
+    end = std::clamp<int64_t>(end, 0, dim);
+    a.len = end > start ? (end - start + step - 1) / step : 0;
+  } else {
+    start = std::clamp<int64_t>(start, 0, dim - 1);
+    end = std::clamp<int64_t>(end, -1, dim - 1);
+    a.len = start > end ? (start - end - step - 1) / (-step) : 0;
+  }
+  a.first = start;
+  return a;
+}
+
+/// Starts/ends/axes/steps of Slice or SliceGrad applied to `shape`: per dim the first index,
+/// step and count (the CPU's checks and clamping).
+Status SliceRegion(const CudaKernelContext& ctx, const std::vector<int64_t>& shape, std::vector<int64_t> starts,
+                   std::vector<int64_t> ends, std::vector<int64_t> axes, std::vector<int64_t> steps,
+                   std::vector<SliceAxis>& region) {
+  const int64_t r = static_cast<int64_t>(shape.size());
+  if (starts.size() != ends.size()) {
+    return ctx.Error("starts " + ListText(starts) + " and ends " + ListText(ends) + " differ in length");
+  }
+  if (axes.empty()) {
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (axes.size() != starts.size() || steps.size() != starts.size()) {
+    return ctx.Error("starts, ends, axes and steps must have the same length");
+  }
+  region.assign(static_cast<size_t>(r), SliceAxis{});
+  for (int64_t d = 0; d < r; ++d) region[d].len = shape[d];
+  std::vector<bool> seen(static_cast<size_t>(r), false);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    MEMOPT_ASSIGN_OR_RETURN(int64_t a, CheckedAxis(ctx, axes[i], r, "slice axis"));
+    if (seen[a]) return ctx.Error("axes " + ListText(axes) + " repeat axis " + std::to_string(a));
+    seen[a] = true;
+    if (steps[i] == 0) return ctx.Error("step 0 on axis " + std::to_string(a));
+    region[a] = ClampSlice(starts[i], ends[i], steps[i], shape[a]);
+  }
+  return Status::Ok();
+}
+
+/// The region's strides and offset into a tensor of `shape`.
+void RegionAddress(const std::vector<int64_t>& shape, const std::vector<SliceAxis>& region, int64_t& offset,
+                   std::vector<int64_t>& strides, std::vector<int64_t>& counts) {
+  strides = Strides(shape);
+  offset = 0;
+  counts.clear();
+  for (size_t d = 0; d < shape.size(); ++d) {
+    offset += region[d].first * strides[d];
+    strides[d] *= region[d].step;
+    counts.push_back(region[d].len);
+  }
+}
+
+Status Slice(CudaKernelContext& ctx) {
+  MEMOPT_RETURN_IF_ERROR(RequireInput(ctx, 0, "data"));
+  const DeviceTensor& x = ctx.input(0);
+  MEMOPT_RETURN_IF_ERROR(RequireCopyable(ctx, x.dtype()));
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (ctx.node->since_version != 0 && ctx.node->since_version < 10 && !ctx.has_input(1)) {
+    starts = ctx.node->GetInts("starts");
+    ends = ctx.node->GetInts("ends");
+    axes = ctx.node->GetInts("axes");
+  } else {
+    MEMOPT_ASSIGN_OR_RETURN(starts, ReadInts(ctx, 1, "starts"));
+    MEMOPT_ASSIGN_OR_RETURN(ends, ReadInts(ctx, 2, "ends"));
+    if (ctx.has_input(3)) {
+      MEMOPT_ASSIGN_OR_RETURN(axes, ReadInts(ctx, 3, "axes"));
+    }
+    if (ctx.has_input(4)) {
+      MEMOPT_ASSIGN_OR_RETURN(steps, ReadInts(ctx, 4, "steps"));
+    }
+  }
+  std::vector<SliceAxis> region;
+  MEMOPT_RETURN_IF_ERROR(SliceRegion(ctx, x.shape(), starts, ends, axes, steps, region));
+  int64_t offset = 0;
+  std::vector<int64_t> src_strides, shape;
+  RegionAddress(x.shape(), region, offset, src_strides, shape);
+  MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, x.dtype(), shape));
+  return CopyStrided(ctx, x.dtype(), x.raw(), offset, src_strides, ctx.outputs[0].raw(), 0, Strides(shape), shape);
+}
+
+Status SliceGrad(CudaKernelContext& ctx) {
+  MEMOPT_RETURN_IF_ERROR(RequireInput(ctx, 0, "dY"));
+  const DeviceTensor& dy = ctx.input(0);
+  MEMOPT_RETURN_IF_ERROR(RequireCopyable(ctx, dy.dtype()));
+  MEMOPT_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ReadShape(ctx, 1, "shape"));
+  std::vector<int64_t> starts, ends, axes, steps;
+  MEMOPT_ASSIGN_OR_RETURN(starts, ReadInts(ctx, 2, "starts"));
+  MEMOPT_ASSIGN_OR_RETURN(ends, ReadInts(ctx, 3, "ends"));
+  if (ctx.has_input(4)) {
+    MEMOPT_ASSIGN_OR_RETURN(axes, ReadInts(ctx, 4, "axes"));
+  }
+  if (ctx.has_input(5)) {
+    MEMOPT_ASSIGN_OR_RETURN(steps, ReadInts(ctx, 5, "steps"));
+  }
+  if (ctx.has_input(4) && axes.size() != starts.size()) {
+    return ctx.Error("starts, ends, axes and steps must have the same length");
+  }
+  if (ctx.has_input(5) && steps.size() != starts.size()) {
+    return ctx.Error("starts, ends, axes and steps must have the same length");
+  }
+  std::vector<SliceAxis> region;
+  MEMOPT_RETURN_IF_ERROR(SliceRegion(ctx, shape, starts, ends, axes, steps, region));
+  int64_t offset = 0;
+  std::vector<int64_t> dst_strides, counts;
+  RegionAddress(shape, region, offset, dst_strides, counts);
+  if (NumElements(counts) != dy.numel()) {
+    return ctx.Error("dY " + dy.Describe() + " does not match the slice " + ListText(counts) + " of shape " +
+                     ListText(shape));
+  }
+  MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, dy.dtype(), shape));
+  DeviceTensor& dx = ctx.outputs[0];
+  if (dx.bytes() == 0) return Status::Ok();
+  MEMOPT_RETURN_IF_ERROR(Launched(ctx, cudaMemsetAsync(dx.raw(), 0, static_cast<size_t>(dx.bytes()), ctx.stream())));
+  return CopyStrided(ctx, dy.dtype(), dy.raw(), 0, Strides(counts), dx.raw(), offset, dst_strides, counts);
+}
+
+constexpr const char* kMs = "com.microsoft";
+
+}  // namespace
+
+void RegisterDataMovementKernels(CudaKernelRegistry& r) {
+  r.Register("", "Transpose", Transpose);
+  r.Register("", "Concat", Concat);
+  r.Register("", "Split", Split);
+  r.Register("", "Expand", Expand);
+  r.Register("", "Slice", Slice);
+  r.Register(kMs, "SliceGrad", SliceGrad);
+  dm::RegisterGatherKernels(r);
+}
+
+}  // namespace memopt::cuda

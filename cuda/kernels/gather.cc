@@ -1,0 +1,139 @@
+// Where, Gather and com.microsoft GatherGrad on the GPU (registered by
+// RegisterDataMovementKernels). The wrappers check nodes as the CPU kernels do
+// (elementwise_variadic.cc, tensor_index.cc, training_shape_grad.cc) and launch the kernels of
+// data_movement.cu.
+#include <string>
+#include <vector>
+
+#include "cuda_kernel.h"
+#include "data_movement_launch.h"
+#include "elem_type.h"
+#include "kernel_util.h"
+
+namespace memopt::cuda::dm {
+namespace {
+
+Status Where(CudaKernelContext& ctx) {
+  for (int i = 0; i < 3; ++i) MEMOPT_RETURN_IF_ERROR(RequireInput(ctx, i, i == 0 ? "condition" : i == 1 ? "X" : "Y"));
+  const DeviceTensor& c = ctx.input(0);
+  const DeviceTensor& x = ctx.input(1);
+  const DeviceTensor& y = ctx.input(2);
+  auto cx = BroadcastShapes(c.shape(), x.shape());
+  auto shape = cx.ok() ? BroadcastShapes(*cx, y.shape()) : cx;
+  if (!shape.ok()) {
+    return ctx.Error("input shapes " + ListText(c.shape()) + ", " + ListText(x.shape()) + ", " +
+                     ListText(y.shape()) + " cannot be broadcast together");
+  }
+  if (c.dtype() != DataType::kBool) return ctx.Error("condition must be bool, got " + DataTypeName(c.dtype()));
+  if (x.dtype() != y.dtype()) {
+    return ctx.Error("X and Y have different types " + DataTypeName(x.dtype()) + " and " + DataTypeName(y.dtype()));
+  }
+  MEMOPT_RETURN_IF_ERROR(RequireCopyable(ctx, x.dtype()));
+  MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, x.dtype(), *shape));
+  DeviceTensor& out = ctx.outputs[0];
+  if (out.numel() == 0) return Status::Ok();
+  std::vector<int64_t> dims = *shape;
+  std::vector<std::vector<int64_t>> strides = {BroadcastStrides(c.shape(), dims), BroadcastStrides(x.shape(), dims),
+                                               BroadcastStrides(y.shape(), dims), Strides(dims)};
+  if (!Collapse(dims, strides)) return TooManyDims(ctx);
+  WhereShape ws;
+  ws.rank = static_cast<int>(dims.size());
+  for (int k = 0; k < ws.rank; ++k) {
+    ws.dims[k] = dims[k];
+    ws.cond_strides[k] = strides[0][k];
+    ws.x_strides[k] = strides[1][k];
+    ws.y_strides[k] = strides[2][k];
+  }
+  return Launched(ctx, LaunchWhere(static_cast<int>(ElemByteSize(x.dtype())), c.raw(), x.raw(), y.raw(), out.raw(),
+                                   out.numel(), ws, ctx.stream()));
+}
+
+/// Indices of Gather/GatherGrad: int32 or int64 on the device. Where the host holds a copy
+/// (small index tensors), out-of-range entries are reported as the CPU does; the kernels zero
+/// (Gather) or skip (GatherGrad) the ones they meet otherwise.
+Status CheckIndices(const CudaKernelContext& ctx, int i, int64_t dim, bool cpu_message) {
+  const DeviceTensor& ind = ctx.input(i);
+  if (ind.dtype() != DataType::kInt32 && ind.dtype() != DataType::kInt64) return ctx.UnsupportedType(ind.dtype());
+  if (ind.host_mirror() == nullptr) return Status::Ok();
+  for (int64_t j : ind.host_mirror()->ToInt64Vector()) {
+    const int64_t k = j < 0 ? j + dim : j;
+    if (k >= 0 && k < dim) continue;
+    if (!cpu_message) {
+      return ctx.Error("index " + std::to_string(j) + " is out of range for a dim of size " + std::to_string(dim));
+    }
+    return ctx.Error("index " + std::to_string(j) + " is out of range for an axis of size " + std::to_string(dim) +
+                     " (valid: [" + std::to_string(-dim) + ", " + std::to_string(dim - 1) + "])");
+  }
+  return Status::Ok();
+}
+
+Status Gather(CudaKernelContext& ctx) {
+  MEMOPT_RETURN_IF_ERROR(RequireInput(ctx, 0, "data"));
+  MEMOPT_RETURN_IF_ERROR(RequireInput(ctx, 1, "indices"));
+  const DeviceTensor& data = ctx.input(0);
+  const DeviceTensor& ind = ctx.input(1);
+  MEMOPT_RETURN_IF_ERROR(RequireCopyable(ctx, data.dtype()));
+  if (!IsInteger(ind.dtype())) {
+    return ctx.Error("input 'indices' must be an integer tensor, got " + ind.Describe());
+  }
+  MEMOPT_ASSIGN_OR_RETURN(int64_t axis, CheckedAxis(ctx, ctx.node->GetInt("axis", 0), data.rank()));
+  const int64_t dim = data.dim(axis);
+  MEMOPT_RETURN_IF_ERROR(CheckIndices(ctx, 1, dim, true));
+  std::vector<int64_t> shape(data.shape().begin(), data.shape().begin() + axis);
+  shape.insert(shape.end(), ind.shape().begin(), ind.shape().end());
+  shape.insert(shape.end(), data.shape().begin() + axis + 1, data.shape().end());
+  MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, data.dtype(), shape));
+  const int64_t outer = ProductOf(data.shape(), 0, axis);
+  const int64_t inner = ProductOf(data.shape(), axis + 1, data.rank());
+  return Launched(ctx, LaunchGather(static_cast<int>(ElemByteSize(data.dtype())), data.raw(), ind.raw(),
+                                    ind.dtype() == DataType::kInt64, ctx.outputs[0].raw(), outer, dim, ind.numel(),
+                                    inner, ctx.stream()));
+}
+
+Status GatherGrad(CudaKernelContext& ctx) {
+  MEMOPT_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ReadShape(ctx, 0, "shape"));
+  MEMOPT_RETURN_IF_ERROR(RequireInput(ctx, 1, "indices"));
+  MEMOPT_RETURN_IF_ERROR(RequireFloat(ctx, 2, "dY"));
+  const DeviceTensor& ind = ctx.input(1);
+  const DeviceTensor& dy = ctx.input(2);
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  if (rank == 0) return ctx.Error("shape must have rank >= 1");
+  const int64_t axis_attr = ctx.node->GetInt("axis", 0);
+  if (axis_attr < -rank || axis_attr >= rank) {
+    return ctx.Error("axis " + std::to_string(axis_attr) + " is out of range for rank " + std::to_string(rank));
+  }
+  const int64_t axis = axis_attr < 0 ? axis_attr + rank : axis_attr;
+  const int64_t pre = ProductOf(shape, 0, axis), dim = shape[axis], post = ProductOf(shape, axis + 1, rank);
+  const int64_t q = ind.numel();
+  if (dy.numel() != pre * q * post) {
+    return ctx.Error("dY " + dy.Describe() + " does not match shape " + ListText(shape) + " gathered with " +
+                     std::to_string(q) + " indices on axis " + std::to_string(axis));
+  }
+  MEMOPT_RETURN_IF_ERROR(CheckIndices(ctx, 1, dim, false));
+  MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, dy.dtype(), shape));
+  DeviceTensor& dx = ctx.outputs[0];
+  if (dx.numel() == 0) return Status::Ok();
+  // float16/bfloat16 sums accumulate in float (as the CPU does), rounded once at the end.
+  DeviceTensor scratch;
+  float* acc = static_cast<float*>(dx.raw());
+  if (dy.dtype() != DataType::kFloat) {
+    auto s = DeviceTensor::Empty(ctx.pool, DataType::kFloat, shape);
+    if (!s.ok()) return ctx.Error(s.status().message());
+    scratch = std::move(s).value();
+    acc = scratch.data<float>();
+  }
+  // The scratch block goes back to the pool when this returns; later users of it are ordered
+  // after these kernels on the same stream.
+  return Launched(ctx, LaunchGatherGrad(*ToElemType(dy.dtype()), dy.raw(), ind.raw(), ind.dtype() == DataType::kInt64,
+                                        acc, dx.raw(), pre, dim, q, post, ctx.stream()));
+}
+
+}  // namespace
+
+void RegisterGatherKernels(CudaKernelRegistry& r) {
+  r.Register("", "Where", Where);
+  r.Register("", "Gather", Gather);
+  r.Register("com.microsoft", "GatherGrad", GatherGrad);
+}
+
+}  // namespace memopt::cuda::dm

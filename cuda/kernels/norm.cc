@@ -1,0 +1,264 @@
+// Node-level wrappers of the layer normalisations: LayerNormalization, SimplifiedLayerNormalization,
+// RMSNormalization, com.microsoft SkipLayerNormalization / SkipSimplifiedLayerNormalization, and
+// the com.microsoft gradients LayerNormalizationGrad, SimplifiedLayerNormalizationGrad and
+// InvertibleLayerNormalizationGrad. Inputs, attributes, optional outputs and their types follow
+// the CPU kernels (exec/kernels/layer_norm.cc, training_norm_grad.cc). The Reduce* ops register
+// from here too (kernels/reduce.cc).
+#include <string>
+#include <vector>
+
+#include "cuda_kernel.h"
+#include "elem_type.h"
+#include "exec/kernels/kernel_util.h"
+#include "kernel_util.h"
+#include "norm_launch.h"
+
+namespace memopt::cuda {
+
+void RegisterReduceKernels(CudaKernelRegistry& r);  // kernels/reduce.cc
+
+namespace {
+
+bool Wanted(const CudaKernelContext& ctx, int i) {
+  return i >= 0 && i < static_cast<int>(ctx.node->outputs.size()) && ctx.node->outputs[i] != kNone;
+}
+
+/// The element types the kernels pair: equal, or one of them float32.
+Status CheckTypePair(const CudaKernelContext& ctx, DataType x, DataType param) {
+  if (x == param || x == DataType::kFloat || param == DataType::kFloat) return Status::Ok();
+  return Unsupported("node " + ctx.node->Describe() + ": X of type " + DataTypeName(x) + " with parameters of type " +
+                     DataTypeName(param) + " is not supported on the GPU");
+}
+
+Status CheckSameType(const CudaKernelContext& ctx, const DeviceTensor& t, const char* name, DataType want) {
+  if (t.dtype() == want) return Status::Ok();
+  return Unsupported("node " + ctx.node->Describe() + ": " + name + " of type " + DataTypeName(t.dtype()) +
+                     " must have type " + DataTypeName(want) + " on the GPU");
+}
+
+struct RowView {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  std::vector<int64_t> row_shape;   ///< shape[axis:]
+  std::vector<int64_t> stat_shape;  ///< shape with dims axis.. set to 1
+};
+
+Expected<RowView> MakeRows(const CudaKernelContext& ctx, const DeviceTensor& x) {
+  MEMOPT_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx, ctx.node->GetInt("axis", -1), x.rank()));
+  RowView v;
+  v.rows = memopt::ProductOf(x.shape(), 0, axis);
+  v.cols = memopt::ProductOf(x.shape(), axis, x.rank());
+  v.row_shape.assign(x.shape().begin() + axis, x.shape().end());
+  v.stat_shape = x.shape();
+  for (int64_t i = axis; i < x.rank(); ++i) v.stat_shape[static_cast<size_t>(i)] = 1;
+  return v;
+}
+
+/// A per-row parameter (Scale, B) as `cols` contiguous elements: the input itself when it has
+/// that many, else its broadcast (right-aligned) to the normalised shape, copied into `tmp`.
+Expected<const void*> ParamData(const CudaKernelContext& ctx, const DeviceTensor& param, const char* name,
+                                const RowView& v, DeviceTensor& tmp) {
+  if (param.numel() == v.cols) return param.raw();
+  auto b = BroadcastShapes(param.shape(), v.row_shape);
+  if (!b.ok() || *b != v.row_shape) {
+    return ctx.Error(std::string(name) + " " + memopt::ShapeToString(param.shape()) +
+                     " does not broadcast to the normalized shape " + memopt::ShapeToString(v.row_shape));
+  }
+  auto bc = MakeBroadcast(param.shape(), param.shape(), v.row_shape);
+  if (!bc.ok()) return ctx.Error(bc.status().message());
+  MEMOPT_ASSIGN_OR_RETURN(tmp, DeviceTensor::Empty(ctx.pool, param.dtype(), v.row_shape));
+  MEMOPT_RETURN_IF_ERROR(Launched(ctx, LaunchBinary(BinaryOp::kCopyA, *ToElemType(param.dtype()), param.raw(),
+                                                    param.raw(), tmp.raw(), v.cols, &*bc, ctx.stream())));
+  return static_cast<const void*>(tmp.raw());
+}
+
+/// LayerNormalization (simplified = false) and the RMS forms: X, Scale, B at bias_input (-1:
+/// none); outputs Y (Scale's type), Mean at out_mean and InvStdDev at out_inv (-1: none) in the
+/// stash type (double for stash_type = 11, else float).
+Status NormalizeLastDims(CudaKernelContext& ctx, bool simplified, int bias_input, int out_mean, int out_inv) {
+  MEMOPT_RETURN_IF_ERROR(RequireFloat(ctx, 0, "X"));
+  if (!ctx.has_input(1)) return ctx.Error("Scale is required");
+  const DeviceTensor& x = ctx.input(0);
+  const DeviceTensor& scale = ctx.input(1);
+  if (!IsGpuFloat(scale.dtype())) return ctx.UnsupportedType(scale.dtype());
+  MEMOPT_RETURN_IF_ERROR(CheckTypePair(ctx, x.dtype(), scale.dtype()));
+  const DeviceTensor* bias = bias_input >= 0 && ctx.has_input(bias_input) ? &ctx.input(bias_input) : nullptr;
+  if (bias != nullptr) MEMOPT_RETURN_IF_ERROR(CheckSameType(ctx, *bias, "B", scale.dtype()));
+  MEMOPT_ASSIGN_OR_RETURN(RowView v, MakeRows(ctx, x));
+  DeviceTensor scale_tmp, bias_tmp;
+  LayerNormArgs a;
+  MEMOPT_ASSIGN_OR_RETURN(a.scale, ParamData(ctx, scale, "Scale", v, scale_tmp));
+  if (bias != nullptr) {
+    MEMOPT_ASSIGN_OR_RETURN(a.bias, ParamData(ctx, *bias, "B", v, bias_tmp));
+  }
+  const bool stash_double = ctx.node->GetInt("stash_type", 1) == static_cast<int64_t>(DataType::kDouble);
+  const DataType stash = stash_double ? DataType::kDouble : DataType::kFloat;
+  MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, scale.dtype(), x.shape()));
+  if (Wanted(ctx, out_mean)) MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(out_mean, stash, v.stat_shape));
+  if (Wanted(ctx, out_inv)) MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(out_inv, stash, v.stat_shape));
+  a.x = x.raw();
+  a.y = ctx.outputs[0].raw();
+  a.mean = Wanted(ctx, out_mean) ? ctx.outputs[out_mean].raw() : nullptr;
+  a.inv_std = Wanted(ctx, out_inv) ? ctx.outputs[out_inv].raw() : nullptr;
+  a.stats_double = stash_double;
+  a.simplified = simplified;
+  a.epsilon = ctx.node->GetFloat("epsilon", 1e-5f);
+  a.rows = v.rows;
+  a.cols = v.cols;
+  return Launched(ctx, LaunchLayerNorm(*ToElemType(x.dtype()), *ToElemType(scale.dtype()), a, ctx.stream()));
+}
+
+/// SkipLayerNormalization (input, skip, gamma, beta?, bias?) and SkipSimplifiedLayerNormalization
+/// (input, skip, gamma, bias?): normalises input + skip + bias over the last axis; outputs
+/// output, mean?, inv_std_var? (float), input_skip_bias_sum?. skip may repeat over leading rows.
+Status SkipNorm(CudaKernelContext& ctx, bool simplified) {
+  MEMOPT_RETURN_IF_ERROR(RequireFloat(ctx, 0, "input"));
+  const DeviceTensor& x = ctx.input(0);
+  if (x.rank() < 1) return ctx.Error("input must have rank >= 1");
+  if (!ctx.has_input(1) || !ctx.has_input(2)) return ctx.Error("skip and gamma are required");
+  const DeviceTensor& skip = ctx.input(1);
+  const DeviceTensor& gamma = ctx.input(2);
+  const DeviceTensor* beta = !simplified && ctx.has_input(3) ? &ctx.input(3) : nullptr;
+  const int bias_at = simplified ? 3 : 4;
+  const DeviceTensor* bias = ctx.has_input(bias_at) ? &ctx.input(bias_at) : nullptr;
+  const int64_t h = x.dim(x.rank() - 1);
+  const int64_t rows = h > 0 ? x.numel() / h : 0;
+  if (skip.numel() == 0 || x.numel() % skip.numel() != 0 || skip.rank() < 1 || skip.dim(skip.rank() - 1) != h) {
+    return ctx.Error("skip " + memopt::ShapeToString(skip.shape()) + " does not match input " +
+                     memopt::ShapeToString(x.shape()));
+  }
+  for (const DeviceTensor* p : {&gamma, beta, bias}) {
+    if (p != nullptr && p->numel() != h) {
+      return ctx.Error("gamma/beta/bias " + memopt::ShapeToString(p->shape()) + " must have " + std::to_string(h) +
+                       " elements (the hidden size)");
+    }
+  }
+  MEMOPT_RETURN_IF_ERROR(CheckSameType(ctx, skip, "skip", x.dtype()));
+  for (const DeviceTensor* p : {&gamma, beta, bias}) {
+    if (p != nullptr) MEMOPT_RETURN_IF_ERROR(CheckSameType(ctx, *p, "gamma/beta/bias", x.dtype()));
+  }
+  std::vector<int64_t> stat_shape = x.shape();
+  stat_shape.back() = 1;
+  MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, x.dtype(), x.shape()));
+  for (int i : {1, 2}) {
+    if (Wanted(ctx, i)) MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(i, DataType::kFloat, stat_shape));
+  }
+  if (Wanted(ctx, 3)) MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(3, x.dtype(), x.shape()));
+  LayerNormArgs a;
+  a.x = x.raw();
+  a.skip = skip.raw();
+  a.skip_rows = skip.numel() / h;
+  a.pre_bias = bias != nullptr ? bias->raw() : nullptr;
+  a.scale = gamma.raw();
+  a.bias = beta != nullptr ? beta->raw() : nullptr;
+  a.y = ctx.outputs[0].raw();
+  a.mean = Wanted(ctx, 1) ? ctx.outputs[1].raw() : nullptr;
+  a.inv_std = Wanted(ctx, 2) ? ctx.outputs[2].raw() : nullptr;
+  a.sum_out = Wanted(ctx, 3) ? ctx.outputs[3].raw() : nullptr;
+  a.simplified = simplified;
+  a.epsilon = ctx.node->GetFloat("epsilon", 1e-12f);
+  a.rows = rows;
+  a.cols = h;
+  const ElemType t = *ToElemType(x.dtype());
+  return Launched(ctx, LaunchLayerNorm(t, t, a, ctx.stream()));
+}
+
+/// A per-row statistic of the gradients: float or double, one value per row.
+Status CheckStat(const CudaKernelContext& ctx, int i, const char* what, int64_t rows) {
+  MEMOPT_RETURN_IF_ERROR(RequireInput(ctx, i, what));
+  const DeviceTensor& t = ctx.input(i);
+  if (t.dtype() != DataType::kFloat && t.dtype() != DataType::kDouble) return ctx.UnsupportedType(t.dtype());
+  if (t.numel() != rows) {
+    return ctx.Error(std::string(what) + " " + t.Describe() + " must hold one value per row (" +
+                     std::to_string(rows) + " rows)");
+  }
+  return Status::Ok();
+}
+
+Status CheckPerColumn(const CudaKernelContext& ctx, int i, const char* what, int64_t cols) {
+  MEMOPT_RETURN_IF_ERROR(RequireFloat(ctx, i, what));
+  if (ctx.input(i).numel() != cols) {
+    return ctx.Error(std::string(what) + " " + ctx.input(i).Describe() + " must have " + std::to_string(cols) +
+                     " elements (the normalised dims)");
+  }
+  return Status::Ok();
+}
+
+/// Inputs by kind: kFull: dY, X, scale, mean, inv_std; kSimplified: dY, X, scale, inv_std;
+/// kInvertible: dY, Y, scale, bias, inv_std. Outputs dX, dScale?, dBias? (not for kSimplified).
+Status LayerNormGrad(CudaKernelContext& ctx, LayerNormGradKind kind) {
+  MEMOPT_RETURN_IF_ERROR(RequireFloat(ctx, 0, "Y_grad"));
+  MEMOPT_RETURN_IF_ERROR(RequireFloat(ctx, 1, kind == LayerNormGradKind::kInvertible ? "Y" : "X"));
+  const DeviceTensor& dy = ctx.input(0);
+  const DeviceTensor& x = ctx.input(1);
+  if (dy.numel() != x.numel()) {
+    return ctx.Error("input 0 " + dy.Describe() + " and input 1 " + x.Describe() +
+                     " must have the same number of elements");
+  }
+  if (x.rank() == 0) return ctx.Error("X must have rank >= 1");
+  MEMOPT_ASSIGN_OR_RETURN(RowView v, MakeRows(ctx, x));
+  MEMOPT_RETURN_IF_ERROR(CheckPerColumn(ctx, 2, "scale", v.cols));
+  const DeviceTensor& scale = ctx.input(2);
+  int inv_index = 4;
+  if (kind == LayerNormGradKind::kFull) {
+    MEMOPT_RETURN_IF_ERROR(CheckStat(ctx, 3, "mean", v.rows));
+  } else if (kind == LayerNormGradKind::kSimplified) {
+    inv_index = 3;
+  } else {
+    MEMOPT_RETURN_IF_ERROR(CheckPerColumn(ctx, 3, "bias", v.cols));
+    MEMOPT_RETURN_IF_ERROR(CheckSameType(ctx, ctx.input(3), "bias", scale.dtype()));
+  }
+  MEMOPT_RETURN_IF_ERROR(CheckStat(ctx, inv_index, "inv_std_dev", v.rows));
+  const DeviceTensor& inv = ctx.input(inv_index);
+  if (kind == LayerNormGradKind::kFull) MEMOPT_RETURN_IF_ERROR(CheckSameType(ctx, ctx.input(3), "mean", inv.dtype()));
+  MEMOPT_RETURN_IF_ERROR(CheckSameType(ctx, dy, "Y_grad", x.dtype()));
+  MEMOPT_RETURN_IF_ERROR(CheckTypePair(ctx, x.dtype(), scale.dtype()));
+  const bool want_dscale = Wanted(ctx, 1);
+  const bool want_dbias = kind != LayerNormGradKind::kSimplified && Wanted(ctx, 2);
+
+  MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, x.dtype(), x.shape()));
+  if (want_dscale) MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(1, scale.dtype(), scale.shape()));
+  if (want_dbias) MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(2, scale.dtype(), scale.shape()));
+  DeviceTensor scratch;
+  if (const int64_t n = LayerNormGradScratch(v.rows, v.cols); (want_dscale || want_dbias) && n > 0) {
+    MEMOPT_ASSIGN_OR_RETURN(scratch, DeviceTensor::Empty(ctx.pool, DataType::kFloat, {n}));
+  }
+  LayerNormGradArgs a;
+  a.kind = kind;
+  a.dy = dy.raw();
+  a.x = x.raw();
+  a.scale = scale.raw();
+  a.bias = kind == LayerNormGradKind::kInvertible ? ctx.input(3).raw() : nullptr;
+  a.mean = kind == LayerNormGradKind::kFull ? ctx.input(3).raw() : nullptr;
+  a.inv_std = inv.raw();
+  a.stats_double = inv.dtype() == DataType::kDouble;
+  a.dx = ctx.outputs[0].raw();
+  a.dscale = want_dscale ? ctx.outputs[1].raw() : nullptr;
+  a.dbias = want_dbias ? ctx.outputs[2].raw() : nullptr;
+  a.rows = v.rows;
+  a.cols = v.cols;
+  return Launched(ctx, LaunchLayerNormGrad(*ToElemType(x.dtype()), *ToElemType(scale.dtype()), a,
+                                           scratch.data<float>(), ctx.stream()));
+}
+
+constexpr const char* kMs = "com.microsoft";
+
+}  // namespace
+
+void RegisterNormKernels(CudaKernelRegistry& r) {
+  r.Register("", "LayerNormalization", [](CudaKernelContext& ctx) { return NormalizeLastDims(ctx, false, 2, 1, 2); });
+  r.Register("", "SimplifiedLayerNormalization",
+             [](CudaKernelContext& ctx) { return NormalizeLastDims(ctx, true, -1, -1, 1); });
+  r.Register("", "RMSNormalization", [](CudaKernelContext& ctx) { return NormalizeLastDims(ctx, true, -1, -1, -1); });
+  r.Register(kMs, "SkipLayerNormalization", [](CudaKernelContext& ctx) { return SkipNorm(ctx, false); });
+  r.Register(kMs, "SkipSimplifiedLayerNormalization", [](CudaKernelContext& ctx) { return SkipNorm(ctx, true); });
+  r.Register(kMs, "LayerNormalizationGrad",
+             [](CudaKernelContext& ctx) { return LayerNormGrad(ctx, LayerNormGradKind::kFull); });
+  r.Register(kMs, "SimplifiedLayerNormalizationGrad",
+             [](CudaKernelContext& ctx) { return LayerNormGrad(ctx, LayerNormGradKind::kSimplified); });
+  r.Register(kMs, "InvertibleLayerNormalizationGrad",
+             [](CudaKernelContext& ctx) { return LayerNormGrad(ctx, LayerNormGradKind::kInvertible); });
+  RegisterReduceKernels(r);
+}
+
+}  // namespace memopt::cuda

@@ -1,0 +1,172 @@
+// Device building blocks shared by the reductions (reduce.cu) and the normalisations (norm.cu,
+// norm_grad.cu): deterministic group reductions, the row reduction (one warp or block per
+// output) and the two-pass chunked column reduction (reduce_launch.h's ColumnPlan).
+//
+// A reduction is described by an Op (Acc type, Init, Add(acc, element), Merge(acc, acc)), a Src
+// (Load(o, r, c): the element at outer index o, reduced index r, column c, in whatever type Add
+// takes) and an Out (Store(j, acc): finishes and writes output j). Every merge happens in an
+// order fixed by the launch geometry, which depends on the shape only: results are reproducible.
+#pragma once
+
+#include "common.cuh"
+#include "reduce_launch.h"
+
+namespace memopt::cuda {
+
+__device__ inline float ShflXor(float v, int lane_mask) { return __shfl_xor_sync(0xffffffffu, v, lane_mask); }
+__device__ inline float2 ShflXor(float2 v, int lane_mask) {
+  return make_float2(ShflXor(v.x, lane_mask), ShflXor(v.y, lane_mask));
+}
+
+/// Merges `acc` over a group of G threads: G == 32, the calling warp (all its lanes must call);
+/// G a multiple of 32, the whole block of G threads (all must call; it synchronises, and `red`
+/// holds G / 32 accumulators). Every thread of the group gets the result.
+template <int G, typename Op>
+__device__ typename Op::Acc GroupReduce(const Op& op, typename Op::Acc acc, typename Op::Acc* red) {
+  for (int mask = 16; mask > 0; mask >>= 1) acc = op.Merge(acc, ShflXor(acc, mask));
+  if constexpr (G > 32) {
+    __syncthreads();  // the previous call's readers are done with red
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x / 32] = acc;
+    __syncthreads();
+    acc = red[0];
+    for (int w = 1; w < G / 32; ++w) acc = op.Merge(acc, red[w]);
+  }
+  return acc;
+}
+
+struct SumOp {
+  using Acc = float;
+  __device__ float Init() const { return 0.0f; }
+  __device__ float Add(float a, float v) const { return a + v; }
+  __device__ float Merge(float a, float b) const { return a + b; }
+};
+
+/// Two sums at once (the normalisation gradients' dScale and dBias).
+struct Sum2Op {
+  using Acc = float2;
+  __device__ float2 Init() const { return make_float2(0.0f, 0.0f); }
+  __device__ float2 Add(float2 a, float2 v) const { return make_float2(a.x + v.x, a.y + v.y); }
+  __device__ float2 Merge(float2 a, float2 b) const { return make_float2(a.x + b.x, a.y + b.y); }
+};
+
+/// Rows of `len` elements, one group of G threads (a warp or the block) per row, kThreads per
+/// block; out.Store(row, acc) by the group's first thread.
+template <int G, typename Op, typename Src, typename Out>
+__global__ void __launch_bounds__(kThreads) RowReduceKernel(Op op, Src src, Out out, int64_t rows, int64_t len) {
+  using Acc = typename Op::Acc;
+  __shared__ Acc red[kThreads / 32];
+  constexpr int kRowsPerBlock = kThreads / G;
+  const int lane = threadIdx.x % G;
+  // For G == kThreads every thread of the block sees the same rows (GroupReduce synchronises).
+  for (int64_t base = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock; base < rows;
+       base += static_cast<int64_t>(gridDim.x) * kRowsPerBlock) {
+    const int64_t row = base + threadIdx.x / G;
+    if (row >= rows) continue;  // G == 32 only: the whole warp skips
+    Acc acc = op.Init();
+    for (int64_t i = lane; i < len; i += G) acc = op.Add(acc, src.Load(row, i, 0));
+    acc = GroupReduce<G>(op, acc, red);
+    if (lane == 0) out.Store(row, acc);
+  }
+}
+
+template <typename Op, typename Src, typename Out>
+cudaError_t LaunchRowReduce(const Op& op, const Src& src, const Out& out, int64_t rows, int64_t len,
+                            cudaStream_t stream) {
+  if (rows == 0) return cudaSuccess;
+  // A warp per row up to 2048 elements (64 per lane); longer rows get the whole block.
+  if (len <= 2048) {
+    const int64_t blocks = (rows + kThreads / 32 - 1) / (kThreads / 32);
+    RowReduceKernel<32><<<static_cast<unsigned>(blocks < 65536 ? blocks : 65536), kThreads, 0, stream>>>(
+        op, src, out, rows, len);
+  } else {
+    RowReduceKernel<kThreads><<<static_cast<unsigned>(rows < 65536 ? rows : 65536), kThreads, 0, stream>>>(
+        op, src, out, rows, len);
+  }
+  return cudaGetLastError();
+}
+
+/// First pass of the column reduction (see ColumnPlan): block (x, y, z) folds columns
+/// [x * tx, x * tx + tx) over rows [y * chunk_rows, ...) for outer indices z, z + gridDim.z, ...
+/// Within a block, row lane ty folds rows ty, ty + ty_count, ... in order, then the row lanes
+/// are merged by a fixed tree in shared memory.
+template <typename Op, typename Src, typename Out>
+__global__ void __launch_bounds__(kThreads)
+    ColumnReduceKernel(Op op, Src src, Out out, ColumnPlan p, typename Op::Acc* partials) {
+  using Acc = typename Op::Acc;
+  __shared__ Acc red[kThreads];
+  const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x;
+  const int64_t c = static_cast<int64_t>(blockIdx.x) * bx + tx;
+  const int64_t r0 = static_cast<int64_t>(blockIdx.y) * p.chunk_rows;
+  const int64_t r1 = r0 + p.chunk_rows < p.rows ? r0 + p.chunk_rows : p.rows;
+  for (int64_t o = blockIdx.z; o < p.outer; o += gridDim.z) {
+    Acc acc = op.Init();
+    if (c < p.cols) {
+      for (int64_t r = r0 + ty; r < r1; r += blockDim.y) acc = op.Add(acc, src.Load(o, r, c));
+    }
+    red[ty * bx + tx] = acc;
+    __syncthreads();
+    for (int s = blockDim.y / 2; s > 0; s >>= 1) {
+      if (ty < s) red[ty * bx + tx] = op.Merge(red[ty * bx + tx], red[(ty + s) * bx + tx]);
+      __syncthreads();
+    }
+    if (ty == 0 && c < p.cols) {
+      const int64_t j = o * p.cols + c;
+      if (gridDim.y == 1) {
+        out.Store(j, red[tx]);
+      } else {
+        partials[static_cast<int64_t>(blockIdx.y) * p.outer * p.cols + j] = red[tx];
+      }
+    }
+    __syncthreads();  // red is refilled for the next outer index
+  }
+}
+
+/// Second pass: output j = the chunks' partial results for j merged in chunk order.
+template <typename Op, typename Out>
+__global__ void ColumnFinishKernel(Op op, Out out, const typename Op::Acc* partials, int chunks, int64_t n) {
+  MEMOPT_GRID_STRIDE(j, n) {
+    typename Op::Acc acc = partials[j];
+    for (int k = 1; k < chunks; ++k) acc = op.Merge(acc, partials[static_cast<int64_t>(k) * n + j]);
+    out.Store(j, acc);
+  }
+}
+
+/// `partials`: p.partials() accumulators (unused with one chunk).
+template <typename Op, typename Src, typename Out>
+cudaError_t LaunchColumnReduce(const Op& op, const Src& src, const Out& out, const ColumnPlan& p,
+                               typename Op::Acc* partials, cudaStream_t stream) {
+  if (p.outer == 0 || p.cols == 0) return cudaSuccess;
+  const dim3 grid(static_cast<unsigned>(p.col_tiles), static_cast<unsigned>(p.chunks),
+                  static_cast<unsigned>(p.outer_blocks));
+  const dim3 block(static_cast<unsigned>(p.tx), static_cast<unsigned>(p.ty));
+  ColumnReduceKernel<<<grid, block, 0, stream>>>(op, src, out, p, partials);
+  if (p.chunks > 1) {
+    const int64_t n = p.outer * p.cols;
+    ColumnFinishKernel<<<BlocksFor(n), kThreads, 0, stream>>>(op, out, partials, p.chunks, n);
+  }
+  return cudaGetLastError();
+}
+
+/// Calls fn(In{}, Out{}) with the element types of a pair: equal, or one of them float.
+template <typename Fn>
+cudaError_t DispatchTypePair(ElemType in, ElemType out, Fn&& fn) {
+  if (in == out) {
+    switch (in) {
+      case ElemType::kF32: return fn(float{}, float{});
+      case ElemType::kF16: return fn(F16{}, F16{});
+      case ElemType::kBF16: return fn(BF16{}, BF16{});
+      default: return cudaErrorInvalidValue;
+    }
+  }
+  if (out == ElemType::kF32) {
+    if (in == ElemType::kF16) return fn(F16{}, float{});
+    if (in == ElemType::kBF16) return fn(BF16{}, float{});
+  }
+  if (in == ElemType::kF32) {
+    if (out == ElemType::kF16) return fn(float{}, F16{});
+    if (out == ElemType::kBF16) return fn(float{}, BF16{});
+  }
+  return cudaErrorInvalidValue;
+}
+
+}  // namespace memopt::cuda

@@ -1,0 +1,97 @@
+// Ops that only relabel a tensor on the GPU: Identity, Reshape, Flatten, Squeeze, Unsqueeze and
+// YieldOp share the input's block (no copy; memory accounting still counts their outputs as new
+// values, like the CPU executor and the static estimate); Shape and Size read the metadata.
+// The output shapes come from the CPU kernels themselves, run on a storage-less Tensor::Meta of
+// the input, so both backends apply one set of shape rules and report the same errors.
+#include <set>
+
+#include "cuda_kernel.h"
+#include "exec/kernel.h"
+#include "kernel_util.h"
+
+namespace memopt::cuda {
+namespace {
+
+/// Runs the node's CPU kernel with input 0 as metadata only and the other (small integer:
+/// shape, axes) inputs as host tensors; returns its output 0.
+Expected<Tensor> RunCpuOnMetadata(const CudaKernelContext& ctx) {
+  const KernelInfo* info = KernelRegistry::Cpu().Find(ctx.node->domain, ctx.node->op_type);
+  if (info == nullptr) return InternalError("node " + ctx.node->Describe() + ": no CPU shape rule");
+  MEMOPT_RETURN_IF_ERROR(RequireInput(ctx, 0, "data"));
+  std::vector<Tensor> host(static_cast<size_t>(ctx.num_inputs()));
+  KernelContext cpu;
+  cpu.node = ctx.node;
+  cpu.inputs.assign(host.size(), nullptr);
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_input(i)) continue;
+    const DeviceTensor& d = ctx.input(i);
+    if (i == 0) {
+      host[0] = Tensor::Meta(d.dtype(), d.shape());
+    } else if (d.host_mirror() != nullptr) {
+      host[i] = *d.host_mirror();
+    } else {
+      MEMOPT_ASSIGN_OR_RETURN(host[i], d.Download());
+    }
+    cpu.inputs[i] = &host[i];
+  }
+  cpu.outputs.resize(ctx.node->outputs.size());
+  MEMOPT_RETURN_IF_ERROR(info->fn(cpu));
+  if (cpu.outputs.empty() || !cpu.outputs[0].defined()) {
+    return InternalError("node " + ctx.node->Describe() + ": the shape rule produced no output");
+  }
+  return std::move(cpu.outputs[0]);
+}
+
+Status ViewKernel(CudaKernelContext& ctx) {
+  MEMOPT_ASSIGN_OR_RETURN(Tensor shaped, RunCpuOnMetadata(ctx));
+  ctx.outputs[0] = ctx.input(0).Reshaped(shaped.shape());
+  return Status::Ok();
+}
+
+/// Shape, Size: a small int64 result computed on the host, uploaded (and mirrored).
+Status MetadataKernel(CudaKernelContext& ctx) {
+  MEMOPT_ASSIGN_OR_RETURN(Tensor result, RunCpuOnMetadata(ctx));
+  auto uploaded = DeviceTensor::Upload(ctx.pool, result);
+  if (!uploaded.ok()) return ctx.Error(uploaded.status().message());
+  ctx.outputs[0] = std::move(uploaded).value();
+  return Status::Ok();
+}
+
+Status IdentityKernel(CudaKernelContext& ctx) {
+  MEMOPT_RETURN_IF_ERROR(RequireInput(ctx, 0, "input"));
+  ctx.outputs[0] = ctx.input(0);
+  return Status::Ok();
+}
+
+/// com.microsoft YieldOp: as the CPU executor (exec/kernels/all_kernels.cc), output j is the j-th
+/// input not listed in non_differentiable_outputs.
+Status YieldOpKernel(CudaKernelContext& ctx) {
+  const std::vector<int64_t> listed = ctx.node->GetInts("non_differentiable_outputs");
+  const std::set<int64_t> nondiff(listed.begin(), listed.end());
+  size_t j = 0;
+  for (int i = 0; i < ctx.num_inputs() && j < ctx.outputs.size(); ++i) {
+    if (nondiff.count(i) != 0) continue;
+    if (ctx.node->outputs[j] != kNone) {
+      if (!ctx.has_input(i)) return ctx.Error("input " + std::to_string(i) + " is missing");
+      ctx.outputs[j] = ctx.input(i);
+    }
+    ++j;
+  }
+  if (j < ctx.outputs.size()) {
+    return ctx.Error("has " + std::to_string(ctx.outputs.size()) + " outputs but only " + std::to_string(j) +
+                     " differentiable inputs");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterViewKernels(CudaKernelRegistry& r) {
+  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}) r.Register("", op, ViewKernel);
+  r.Register("", "Shape", MetadataKernel);
+  r.Register("", "Size", MetadataKernel);
+  r.Register("", "Identity", IdentityKernel);
+  r.Register("com.microsoft", "YieldOp", YieldOpKernel);
+}
+
+}  // namespace memopt::cuda

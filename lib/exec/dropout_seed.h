@@ -1,0 +1,28 @@
+// The seed of a Dropout-family node, shared by the CPU reference (kernels/training_dropout.cc) and
+// the CUDA kernels (cuda/kernels/dropout.cc) so that both executors draw the same masks.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "exec/philox.h"
+#include "ir/graph.h"
+
+namespace memopt {
+
+/// The `seed` attribute when present, otherwise `run_seed` mixed with the node's first output name
+/// (the node name when it has none). Trailing "_recompute" suffixes are removed, so a recompute
+/// clone without a seed attribute still draws the forward node's mask.
+inline uint64_t NodeDropoutSeed(const Node& node, uint64_t run_seed) {
+  if (node.HasAttr("seed")) return DropoutSeedFromAttribute(node.GetInt("seed", 0));
+  std::string_view name;
+  if (node.proto.output_size() > 0) name = node.proto.output(0);
+  if (name.empty()) name = node.name;
+  constexpr std::string_view kSuffix = "_recompute";
+  while (name.size() > kSuffix.size() && name.substr(name.size() - kSuffix.size()) == kSuffix) {
+    name.remove_suffix(kSuffix.size());
+  }
+  return DropoutSeedFromName(run_seed, name);
+}
+
+}  // namespace memopt
