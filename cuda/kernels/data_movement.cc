@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cuda_kernel.h"
+#include "exec/kernels/slice_region.h"
 #include "data_movement_launch.h"
 #include "elem_type.h"
 #include "kernel_util.h"
@@ -254,55 +255,14 @@ Status Expand(CudaKernelContext& ctx) {
                      Strides(*out_shape), *out_shape);
 }
 
-/// Slice's clamping of one axis (the CPU's rules): the first index, the step and the length.
-struct SliceAxis {
-  int64_t first = 0, step = 1, len = 0;
-};
-SliceAxis ClampSlice(int64_t start, int64_t end, int64_t step, int64_t dim) {
-  SliceAxis a;
-  a.step = step;
-  if (dim == 0) return a;  // nothing to take (std::clamp(v, 0, -1) below would be undefined)
-  if (start < 0) start += dim;
-  if (end < 0) end += dim;
-  if (step > 0) {
-    start = std::clamp<int64_t>(start, 0, dim);
-    end = std::clamp<int64_t>(end, 0, dim);
-    a.len = end > start ? (end - start + step - 1) / step : 0;
-  } else {
-    start = std::clamp<int64_t>(start, 0, dim - 1);
-    end = std::clamp<int64_t>(end, -1, dim - 1);
-    a.len = start > end ? (start - end - step - 1) / (-step) : 0;
-  }
-  a.first = start;
-  return a;
-}
-
-/// Starts/ends/axes/steps of Slice or SliceGrad applied to `shape`: per dim the first index,
-/// step and count (the CPU's checks and clamping).
+/// Starts/ends/axes/steps of Slice or SliceGrad applied to `shape` (the CPU's checks and
+/// clamping: exec/kernels/slice_region.h).
 Status SliceRegion(const CudaKernelContext& ctx, const std::vector<int64_t>& shape, std::vector<int64_t> starts,
                    std::vector<int64_t> ends, std::vector<int64_t> axes, std::vector<int64_t> steps,
                    std::vector<SliceAxis>& region) {
-  const int64_t r = static_cast<int64_t>(shape.size());
-  if (starts.size() != ends.size()) {
-    return ctx.Error("starts " + ListText(starts) + " and ends " + ListText(ends) + " differ in length");
-  }
-  if (axes.empty()) {
-    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-  }
-  if (steps.empty()) steps.assign(starts.size(), 1);
-  if (axes.size() != starts.size() || steps.size() != starts.size()) {
-    return ctx.Error("starts, ends, axes and steps must have the same length");
-  }
-  region.assign(static_cast<size_t>(r), SliceAxis{});
-  for (int64_t d = 0; d < r; ++d) region[d].len = shape[d];
-  std::vector<bool> seen(static_cast<size_t>(r), false);
-  for (size_t i = 0; i < axes.size(); ++i) {
-    MEMOPT_ASSIGN_OR_RETURN(int64_t a, CheckedAxis(ctx, axes[i], r, "slice axis"));
-    if (seen[a]) return ctx.Error("axes " + ListText(axes) + " repeat axis " + std::to_string(a));
-    seen[a] = true;
-    if (steps[i] == 0) return ctx.Error("step 0 on axis " + std::to_string(a));
-    region[a] = ClampSlice(starts[i], ends[i], steps[i], shape[a]);
-  }
+  auto resolved = ResolveSliceRegion(shape, starts, ends, std::move(axes), std::move(steps));
+  if (!resolved.ok()) return ctx.Error(resolved.status().message());
+  region = std::move(resolved).value();
   return Status::Ok();
 }
 

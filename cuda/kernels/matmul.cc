@@ -13,6 +13,7 @@
 
 #include "cublas_loader.h"
 #include "cuda_kernel.h"
+#include "exec/kernels/matmul_plan.h"
 #include "elem_type.h"
 #include "exec/tensor.h"
 
@@ -80,49 +81,6 @@ Status RequireMatmulType(const CudaKernelContext& ctx, int i) {
   return Status::Ok();
 }
 
-/// Where the logical [rows, cols] matrices of one operand live.
-struct Operand {
-  std::vector<int64_t> batch;  ///< logical batch dims
-  int64_t rows = 0;
-  int64_t cols = 0;
-  bool trans = false;        ///< stored as [cols, rows], rows of length ld
-  int64_t ld = 0;            ///< row stride of the stored matrix
-  int64_t batch_stride = 0;  ///< elements between consecutive flattened batch entries
-  bool vector = false;       ///< rank-1 operand (numpy promotion; the added dim is dropped)
-};
-
-/// `is_b`: rank 1 becomes [K, 1] instead of [1, K]. Rank-1 operands ignore trans and transBatch,
-/// as on the CPU.
-Operand DescribeOperand(const std::vector<int64_t>& s, bool trans, bool trans_batch, bool is_b) {
-  Operand op;
-  const size_t r = s.size();
-  if (r == 1) {
-    op.vector = true;
-    op.rows = is_b ? s[0] : 1;
-    op.cols = is_b ? 1 : s[0];
-    op.ld = op.cols;
-    return op;
-  }
-  if (!trans_batch || r == 2) {
-    op.batch.assign(s.begin(), s.end() - 2);
-    op.trans = trans;
-    op.rows = trans ? s[r - 1] : s[r - 2];
-    op.cols = trans ? s[r - 2] : s[r - 1];
-    op.ld = s[r - 1];
-    op.batch_stride = op.rows * op.cols;
-    return op;
-  }
-  // transBatch: physical [X, b0..bn, Y] where (X, Y) = (rows, cols), or (cols, rows) with trans;
-  // matrix rows are bn * Y apart and consecutive batch entries Y apart.
-  op.batch.assign(s.begin() + 1, s.end() - 1);
-  op.trans = trans;
-  op.rows = trans ? s[r - 1] : s[0];
-  op.cols = trans ? s[0] : s[r - 1];
-  op.ld = NumElements(op.batch) * s[r - 1];
-  op.batch_stride = s[r - 1];
-  return op;
-}
-
 /// Y = alpha * op(A) * op(B) with broadcast batches: MatMul, FusedMatMul, TransposeMatMul.
 Status MatMulCommon(CudaKernelContext& ctx, bool trans_a, bool trans_b, bool trans_batch_a, bool trans_batch_b,
                     float alpha) {
@@ -130,43 +88,23 @@ Status MatMulCommon(CudaKernelContext& ctx, bool trans_a, bool trans_b, bool tra
   MEMOPT_RETURN_IF_ERROR(RequireMatmulType(ctx, 1));
   const DeviceTensor& a = ctx.input(0);
   const DeviceTensor& b = ctx.input(1);
-  if (a.rank() == 0 || b.rank() == 0) return ctx.Error("MatMul inputs must have rank >= 1");
-  const Operand pa = DescribeOperand(a.shape(), trans_a, trans_batch_a, false);
-  const Operand pb = DescribeOperand(b.shape(), trans_b, trans_batch_b, true);
-  const int64_t m = pa.rows, k = pa.cols, n = pb.cols;
-  if (pb.rows != k) return ctx.Error("inner dims differ: " + a.Describe() + " x " + b.Describe());
-  auto batch = BroadcastShapes(pa.batch, pb.batch);
-  if (!batch.ok()) return ctx.Error(batch.status().message());
-  std::vector<int64_t> out = *batch;
-  if (!pa.vector) out.push_back(m);
-  if (!pb.vector) out.push_back(n);
-  MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, a.dtype(), out));
+  // The CPU kernels' plan (exec/kernels/matmul_plan.h): same shapes, checks and batch offsets.
+  auto plan = PlanMatMul(a.shape(), b.shape(), trans_a, trans_b, trans_batch_a, trans_batch_b);
+  if (!plan.ok()) return ctx.Error(plan.status().message());
+  const MatMulOperand& pa = plan->a;
+  const MatMulOperand& pb = plan->b;
+  const int64_t m = plan->m, k = plan->k, n = plan->n;
+  MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, a.dtype(), plan->out_shape));
   DeviceTensor& y = ctx.outputs[0];
   if (y.numel() == 0) return Status::Ok();
   if (k == 0) {
     const cudaError_t err = cudaMemsetAsync(y.raw(), 0, static_cast<size_t>(y.bytes()), ctx.stream());
     return err == cudaSuccess ? Status::Ok() : ctx.Error("cudaMemsetAsync failed");
   }
-
-  // Element offsets of each output batch entry's A and B matrices.
-  const int64_t nbatch = NumElements(*batch);
+  const int64_t nbatch = static_cast<int64_t>(plan->a_off.size());
   const int64_t esize = ElemByteSize(a.dtype());
-  std::vector<int64_t> off_a(nbatch, 0), off_b(nbatch, 0);
-  if (nbatch > 1) {
-    auto bc = MakeBroadcast(pa.batch, pb.batch, *batch);
-    if (!bc.ok()) return ctx.Error(bc.status().message());
-    for (int64_t i = 0; i < nbatch; ++i) {
-      int64_t rest = i;
-      for (int d = bc->rank - 1; d >= 0; --d) {
-        const int64_t c = rest % bc->out_dims[d];
-        rest /= bc->out_dims[d];
-        off_a[i] += c * bc->a_strides[d];
-        off_b[i] += c * bc->b_strides[d];
-      }
-      off_a[i] *= pa.batch_stride;
-      off_b[i] *= pb.batch_stride;
-    }
-  }
+  const std::vector<int64_t>& off_a = plan->a_off;
+  const std::vector<int64_t>& off_b = plan->b_off;
 
   GemmCall g;
   g.trans_a = pa.trans, g.trans_b = pb.trans;

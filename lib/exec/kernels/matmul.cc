@@ -1,103 +1,23 @@
 // MatMul, com.microsoft FusedMatMul / TransposeMatMul, MatMulInteger.
 //
-// All three share one batched product: each operand is described by where its logical matrices
-// [rows, cols] live in memory (leading dimension, BLAS transpose flag, distance between
-// consecutive batch entries), which covers transA/transB and the transBatch layouts of
-// FusedMatMul (ort_training_ops.md 2.10) without copying. Batch dims broadcast like numpy.
+// All three share one batched product planned by exec/kernels/matmul_plan.h (also used by the
+// CUDA wrappers), which covers transA/transB and FusedMatMul's transBatch layouts without copying.
 #include <algorithm>
 #include <cstring>
 
 #include "exec/kernels/math_util.h"
+#include "exec/kernels/matmul_plan.h"
 
 namespace memopt::math {
 namespace {
 
-/// Where the logical [rows, cols] matrices of one operand live.
-struct Operand {
-  std::vector<int64_t> batch;  ///< logical batch dims
-  int64_t rows = 0;
-  int64_t cols = 0;
-  bool trans = false;        ///< stored as [cols, rows] rows of length ld
-  int64_t ld = 0;            ///< row stride of the stored matrix
-  int64_t batch_stride = 0;  ///< elements between consecutive flattened batch entries
-  bool vector = false;       ///< rank-1 operand (numpy promotion; the added dim is dropped)
-
-  /// Offset of logical element (r, c) within one batch entry.
-  int64_t At(int64_t r, int64_t c) const { return trans ? c * ld + r : r * ld + c; }
-};
-
-/// `is_b`: rank-1 becomes [K, 1] instead of [1, K].
-Operand Describe(const std::vector<int64_t>& s, bool trans, bool trans_batch, bool is_b) {
-  Operand op;
-  const size_t r = s.size();
-  if (r == 1) {
-    op.vector = true;
-    op.rows = is_b ? s[0] : 1;
-    op.cols = is_b ? 1 : s[0];
-    op.ld = op.cols;
-    return op;
-  }
-  if (!trans_batch || r == 2) {
-    op.batch.assign(s.begin(), s.end() - 2);
-    op.trans = trans;
-    op.rows = trans ? s[r - 1] : s[r - 2];
-    op.cols = trans ? s[r - 2] : s[r - 1];
-    op.ld = s[r - 1];
-    op.batch_stride = op.rows * op.cols;
-    return op;
-  }
-  // transBatch: physical [X, b0..bn, Y] where (X, Y) = (rows, cols), or (cols, rows) with trans.
-  op.batch.assign(s.begin() + 1, s.end() - 1);
-  const int64_t bn = NumElements(op.batch);
-  op.trans = trans;
-  op.rows = trans ? s[r - 1] : s[0];
-  op.cols = trans ? s[0] : s[r - 1];
-  op.ld = bn * s[r - 1];
-  op.batch_stride = s[r - 1];
-  return op;
-}
-
-struct Plan {
-  Operand a, b;
-  std::vector<int64_t> batch;         ///< broadcast batch dims of the output
-  std::vector<int64_t> a_off, b_off;  ///< element offset of each output batch entry's operands
-  std::vector<int64_t> out_shape;
-  int64_t m = 0, n = 0, k = 0;
-};
+using Plan = MatMulPlan;
 
 Expected<Plan> MakePlan(const KernelContext& ctx, const Tensor& a, const Tensor& b, bool trans_a, bool trans_b,
                         bool trans_batch_a, bool trans_batch_b) {
-  if (a.rank() == 0 || b.rank() == 0) return ctx.Error("MatMul operands must have rank >= 1");
-  Plan p;
-  p.a = Describe(a.shape(), trans_a, trans_batch_a, false);
-  p.b = Describe(b.shape(), trans_b, trans_batch_b, true);
-  if (p.a.cols != p.b.rows) {
-    return ctx.Error("inner dimensions differ: A " + ShapeToString(a.shape()) + " gives K=" + std::to_string(p.a.cols) +
-                     ", B " + ShapeToString(b.shape()) + " gives K=" + std::to_string(p.b.rows));
-  }
-  auto batch = BroadcastShape(p.a.batch, p.b.batch);
-  if (!batch) {
-    return ctx.Error("batch dims of A " + ShapeToString(a.shape()) + " and B " + ShapeToString(b.shape()) +
-                     " do not broadcast");
-  }
-  p.batch = *batch;
-  p.m = p.a.rows;
-  p.k = p.a.cols;
-  p.n = p.b.cols;
-  p.out_shape = p.batch;
-  if (!p.a.vector) p.out_shape.push_back(p.m);
-  if (!p.b.vector) p.out_shape.push_back(p.n);
-  const int64_t count = NumElements(p.batch);
-  p.a_off.resize(count);
-  p.b_off.resize(count);
-  if (count > 0) {
-    ForEachIndexed(p.batch, {BroadcastStrides(p.a.batch, p.batch), BroadcastStrides(p.b.batch, p.batch)},
-                   [&](int64_t i, const int64_t* off) {
-                     p.a_off[i] = off[0] * p.a.batch_stride;
-                     p.b_off[i] = off[1] * p.b.batch_stride;
-                   });
-  }
-  return p;
+  auto plan = PlanMatMul(a.shape(), b.shape(), trans_a, trans_b, trans_batch_a, trans_batch_b);
+  if (!plan.ok()) return ctx.Error(plan.status().message());
+  return std::move(plan).value();
 }
 
 template <typename C>

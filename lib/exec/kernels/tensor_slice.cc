@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "exec/kernels/kernel_util.h"
+#include "exec/kernels/slice_region.h"
 #include "exec/kernels/tensor_common.h"
 
 namespace memopt::tensor_kernels {
@@ -26,47 +27,13 @@ Status SliceKernel(KernelContext& ctx) {
       MEMOPT_ASSIGN_OR_RETURN(steps, ReadIntInput(ctx, 4, "steps"));
     }
   }
-  if (starts.size() != ends.size()) {
-    return ctx.Error("starts " + ListToString(starts) + " and ends " + ListToString(ends) + " differ in length");
-  }
-  if (axes.empty()) {
-    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-  }
-  if (steps.empty()) steps.assign(starts.size(), 1);
-  if (axes.size() != starts.size() || steps.size() != starts.size()) {
-    return ctx.Error("starts, ends, axes and steps must have the same length");
-  }
-  std::vector<int64_t> begin(static_cast<size_t>(r), 0), step(static_cast<size_t>(r), 1), shape = x.shape();
-  std::vector<bool> seen(static_cast<size_t>(r), false);
-  for (size_t i = 0; i < axes.size(); ++i) {
-    MEMOPT_ASSIGN_OR_RETURN(int64_t a, CheckedAxis(ctx, axes[i], r, "slice axis"));
-    if (seen[a]) return ctx.Error("axes " + ListToString(axes) + " repeat axis " + std::to_string(a));
-    seen[a] = true;
-    const int64_t dim = x.dim(a);
-    const int64_t s = steps[i];
-    if (s == 0) return ctx.Error("step 0 on axis " + std::to_string(a));
-    int64_t st = starts[i], en = ends[i];
-    if (st < 0) st += dim;
-    if (en < 0) en += dim;
-    // Counts as 1 + (distance - 1) / |step|: no overflow for steps near INT64_MIN/MAX. An empty
-    // axis yields nothing whatever the step (clamping to [0, dim - 1] would be an empty range).
-    int64_t len;
-    if (dim == 0) {
-      st = 0;
-      len = 0;
-    } else if (s > 0) {
-      st = std::clamp<int64_t>(st, 0, dim);
-      en = std::clamp<int64_t>(en, 0, dim);
-      len = en > st ? 1 + (en - st - 1) / s : 0;
-    } else {
-      st = std::clamp<int64_t>(st, 0, dim - 1);
-      en = std::clamp<int64_t>(en, -1, dim - 1);
-      const uint64_t mag = 0 - static_cast<uint64_t>(s);
-      len = st > en ? 1 + static_cast<int64_t>(static_cast<uint64_t>(st - en - 1) / mag) : 0;
-    }
-    begin[a] = st;
-    step[a] = s;
-    shape[a] = len;
+  auto region = ResolveSliceRegion(x.shape(), starts, ends, std::move(axes), std::move(steps));
+  if (!region.ok()) return ctx.Error(region.status().message());
+  std::vector<int64_t> begin(static_cast<size_t>(r)), step(static_cast<size_t>(r)), shape(static_cast<size_t>(r));
+  for (int64_t d = 0; d < r; ++d) {
+    begin[d] = (*region)[d].first;
+    step[d] = (*region)[d].step;
+    shape[d] = (*region)[d].len;
   }
   const std::vector<int64_t> in_strides = Strides(x.shape());
   int64_t offset = 0;

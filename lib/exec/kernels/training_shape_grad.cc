@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "exec/kernels/kernel_util.h"
+#include "exec/kernels/slice_region.h"
 #include "exec/kernels/training_util.h"
 
 namespace memopt::training {
@@ -245,47 +246,23 @@ Status SliceGradKernel(KernelContext& ctx) {
   const Tensor& dy = ctx.input(0);
   const int64_t rank = static_cast<int64_t>(shape.size());
   const std::vector<int64_t> starts = ReadIndices(ctx.input(2)), ends = ReadIndices(ctx.input(3));
-  std::vector<int64_t> axes;
+  std::vector<int64_t> axes, steps;
   if (ctx.has_input(4)) {
     axes = ReadIndices(ctx.input(4));
-  } else {
-    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+    if (axes.size() != starts.size()) return ctx.Error("starts, ends, axes and steps must have the same length");
   }
-  std::vector<int64_t> steps(starts.size(), 1);
-  if (ctx.has_input(5)) steps = ReadIndices(ctx.input(5));
-  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size()) {
-    return ctx.Error("starts, ends, axes and steps must have the same length");
+  if (ctx.has_input(5)) {
+    steps = ReadIndices(ctx.input(5));
+    if (steps.size() != starts.size()) return ctx.Error("starts, ends, axes and steps must have the same length");
   }
-  std::vector<int64_t> first(static_cast<size_t>(rank), 0), step(static_cast<size_t>(rank), 1), count = shape;
-  std::vector<bool> seen(static_cast<size_t>(rank), false);
-  for (size_t i = 0; i < starts.size(); ++i) {
-    MEMOPT_ASSIGN_OR_RETURN(int64_t ax, AxisOrError(ctx, axes[i], rank));
-    const size_t a = static_cast<size_t>(ax);
-    if (seen[a]) return ctx.Error("axis " + std::to_string(axes[i]) + " is repeated");
-    seen[a] = true;
-    const int64_t d = shape[a], st = steps[i];
-    if (st == 0) return ctx.Error("slice step 0 on axis " + std::to_string(axes[i]));
-    int64_t s = starts[i], e = ends[i];
-    if (s < 0) s += d;
-    if (e < 0) e += d;
-    // As Slice (tensor_slice.cc): overflow-free counts, nothing from an empty axis.
-    int64_t n;
-    if (d == 0) {
-      s = 0;
-      n = 0;
-    } else if (st > 0) {
-      s = std::clamp<int64_t>(s, 0, d);
-      e = std::clamp<int64_t>(e, 0, d);
-      n = e > s ? 1 + (e - s - 1) / st : 0;
-    } else {
-      s = std::clamp<int64_t>(s, 0, d - 1);
-      e = std::clamp<int64_t>(e, -1, d - 1);
-      const uint64_t mag = 0 - static_cast<uint64_t>(st);
-      n = s > e ? 1 + static_cast<int64_t>(static_cast<uint64_t>(s - e - 1) / mag) : 0;
-    }
-    first[a] = s;
-    step[a] = st;
-    count[a] = n;
+  // Slice's region (slice_region.h), written into instead of read from.
+  auto region = ResolveSliceRegion(shape, starts, ends, std::move(axes), std::move(steps));
+  if (!region.ok()) return ctx.Error(region.status().message());
+  std::vector<int64_t> first(static_cast<size_t>(rank)), step(static_cast<size_t>(rank)), count(static_cast<size_t>(rank));
+  for (int64_t d = 0; d < rank; ++d) {
+    first[d] = (*region)[d].first;
+    step[d] = (*region)[d].step;
+    count[d] = (*region)[d].len;
   }
   if (NumElements(count) != dy.numel()) {
     return ctx.Error("dY " + dy.Describe() + " does not match the slice " + ShapeToString(count) + " of shape " +
