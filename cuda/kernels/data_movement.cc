@@ -9,6 +9,7 @@
 
 #include "cuda_kernel.h"
 #include "exec/kernels/slice_region.h"
+#include "exec/kernels/split_sizes.h"
 #include "data_movement_launch.h"
 #include "elem_type.h"
 #include "kernel_util.h"
@@ -201,31 +202,12 @@ Status Split(CudaKernelContext& ctx) {
     sizes = ctx.node->GetInts("split");
   }
   if (sizes.empty()) {
-    const int64_t n = ctx.node->HasAttr("num_outputs") ? ctx.node->GetInt("num_outputs", 1)
-                                                       : static_cast<int64_t>(ctx.outputs.size());
-    if (n <= 0) return ctx.Error("num_outputs must be positive");
-    // Equal parts; when the size does not divide, the last part is smaller (opset 18 rule).
-    const int64_t chunk = (dim + n - 1) / n;
-    int64_t left = dim;
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t s = std::min(chunk, left);
-      sizes.push_back(s);
-      left -= s;
-    }
+    auto equal = EqualSplitSizes(*ctx.node, dim, ctx.outputs.size());
+    if (!equal.ok()) return ctx.Error(equal.status().message());
+    sizes = std::move(equal).value();
   }
-  if (sizes.size() != ctx.outputs.size()) {
-    return ctx.Error("split " + ListText(sizes) + " has " + std::to_string(sizes.size()) +
-                     " parts but the node has " + std::to_string(ctx.outputs.size()) + " outputs");
-  }
-  int64_t total = 0;
-  for (int64_t s : sizes) {
-    if (s < 0) return ctx.Error("split " + ListText(sizes) + " has a negative size");
-    total += s;
-  }
-  if (total != dim) {
-    return ctx.Error("split " + ListText(sizes) + " sums to " + std::to_string(total) + " but axis " +
-                     std::to_string(axis) + " of " + x.Describe() + " has size " + std::to_string(dim));
-  }
+  Status fits = CheckSplitSizes(sizes, ctx.outputs.size(), axis, dim, x.Describe());
+  if (!fits.ok()) return ctx.Error(fits.message());
   const std::vector<int64_t> in_strides = Strides(x.shape());
   int64_t offset = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "exec/kernels/kernel_util.h"
+#include "exec/kernels/split_sizes.h"
 #include "exec/kernels/tensor_common.h"
 
 namespace memopt::tensor_kernels {
@@ -98,19 +99,8 @@ Status ConcatTrainingKernel(KernelContext& ctx) {
 // Writes the pieces of input 0 split along `axis` with `sizes` to the outputs.
 Status SplitInto(KernelContext& ctx, int64_t axis, const std::vector<int64_t>& sizes) {
   const Tensor& x = ctx.input(0);
-  if (sizes.size() != ctx.outputs.size()) {
-    return ctx.Error("split " + ListToString(sizes) + " has " + std::to_string(sizes.size()) +
-                     " parts but the node has " + std::to_string(ctx.outputs.size()) + " outputs");
-  }
-  int64_t total = 0;
-  for (int64_t s : sizes) {
-    if (s < 0) return ctx.Error("split " + ListToString(sizes) + " has a negative size");
-    total += s;
-  }
-  if (total != x.dim(axis)) {
-    return ctx.Error("split " + ListToString(sizes) + " sums to " + std::to_string(total) + " but axis " +
-                     std::to_string(axis) + " of " + x.Describe() + " has size " + std::to_string(x.dim(axis)));
-  }
+  Status fits = CheckSplitSizes(sizes, ctx.outputs.size(), axis, x.dim(axis), x.Describe());
+  if (!fits.ok()) return ctx.Error(fits.message());
   const int64_t outer = ProductOf(x.shape(), 0, axis);
   const int64_t inner = ProductOf(x.shape(), axis + 1, x.rank());
   const int64_t in_row = x.dim(axis) * inner;
@@ -140,17 +130,9 @@ Status SplitKernel(KernelContext& ctx) {
     sizes = ctx.node->GetInts("split");
   }
   if (sizes.empty()) {
-    const int64_t n = ctx.node->HasAttr("num_outputs") ? ctx.node->GetInt("num_outputs", 1)
-                                                       : static_cast<int64_t>(ctx.outputs.size());
-    if (n <= 0) return ctx.Error("num_outputs must be positive");
-    // Equal parts; when the size does not divide, the last part is smaller (opset 18 rule).
-    const int64_t chunk = (dim + n - 1) / n;
-    int64_t left = dim;
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t s = std::min(chunk, left);
-      sizes.push_back(s);
-      left -= s;
-    }
+    auto equal = EqualSplitSizes(*ctx.node, dim, ctx.outputs.size());
+    if (!equal.ok()) return ctx.Error(equal.status().message());
+    sizes = std::move(equal).value();
   }
   return SplitInto(ctx, axis, sizes);
 }
