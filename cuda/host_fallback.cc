@@ -38,7 +38,7 @@ bool RunsOnHost(const CudaKernelContext& ctx, const CudaKernelRegistry& registry
   return true;
 }
 
-Status RunOnHost(CudaKernelContext& ctx, const Graph* graph) {
+Expected<std::vector<Tensor>> RunCpuKernel(const CudaKernelContext& ctx, const Graph* graph, int metadata_only) {
   const KernelInfo* info = KernelRegistry::Cpu().Find(ctx.node->domain, ctx.node->op_type);
   if (info == nullptr) return Unsupported("node " + ctx.node->Describe() + ": no CUDA or CPU kernel");
   std::vector<Tensor> host(static_cast<size_t>(ctx.num_inputs()));
@@ -50,7 +50,9 @@ Status RunOnHost(CudaKernelContext& ctx, const Graph* graph) {
   for (int i = 0; i < ctx.num_inputs(); ++i) {
     if (!ctx.has_input(i)) continue;
     const DeviceTensor& d = ctx.input(i);
-    if (d.host_mirror() != nullptr) {
+    if (i == metadata_only) {
+      host[i] = Tensor::Meta(d.dtype(), d.shape());
+    } else if (d.host_mirror() != nullptr) {
       host[i] = *d.host_mirror();
     } else {
       MEMOPT_ASSIGN_OR_RETURN(host[i], d.Download());
@@ -59,9 +61,14 @@ Status RunOnHost(CudaKernelContext& ctx, const Graph* graph) {
   }
   cpu.outputs.resize(ctx.node->outputs.size());
   MEMOPT_RETURN_IF_ERROR(info->fn(cpu));
-  for (size_t j = 0; j < cpu.outputs.size(); ++j) {
-    if (!cpu.outputs[j].defined()) continue;
-    auto uploaded = DeviceTensor::Upload(ctx.pool, cpu.outputs[j]);
+  return std::move(cpu.outputs);
+}
+
+Status RunOnHost(CudaKernelContext& ctx, const Graph* graph) {
+  MEMOPT_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, RunCpuKernel(ctx, graph));
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    if (!outputs[j].defined()) continue;
+    auto uploaded = DeviceTensor::Upload(ctx.pool, outputs[j]);
     if (!uploaded.ok()) return ctx.Error(uploaded.status().message());
     ctx.outputs[j] = std::move(uploaded).value();
   }

@@ -6,40 +6,21 @@
 #include <set>
 
 #include "cuda_kernel.h"
-#include "exec/kernel.h"
+#include "host_fallback.h"
 #include "kernel_util.h"
 
 namespace memopt::cuda {
 namespace {
 
-/// Runs the node's CPU kernel with input 0 as metadata only and the other (small integer:
-/// shape, axes) inputs as host tensors; returns its output 0.
+/// The node's CPU kernel run with input 0 as metadata only and the other (small integer:
+/// shape, axes) inputs as host tensors: its output 0.
 Expected<Tensor> RunCpuOnMetadata(const CudaKernelContext& ctx) {
-  const KernelInfo* info = KernelRegistry::Cpu().Find(ctx.node->domain, ctx.node->op_type);
-  if (info == nullptr) return InternalError("node " + ctx.node->Describe() + ": no CPU shape rule");
   MEMOPT_RETURN_IF_ERROR(RequireInput(ctx, 0, "data"));
-  std::vector<Tensor> host(static_cast<size_t>(ctx.num_inputs()));
-  KernelContext cpu;
-  cpu.node = ctx.node;
-  cpu.inputs.assign(host.size(), nullptr);
-  for (int i = 0; i < ctx.num_inputs(); ++i) {
-    if (!ctx.has_input(i)) continue;
-    const DeviceTensor& d = ctx.input(i);
-    if (i == 0) {
-      host[0] = Tensor::Meta(d.dtype(), d.shape());
-    } else if (d.host_mirror() != nullptr) {
-      host[i] = *d.host_mirror();
-    } else {
-      MEMOPT_ASSIGN_OR_RETURN(host[i], d.Download());
-    }
-    cpu.inputs[i] = &host[i];
-  }
-  cpu.outputs.resize(ctx.node->outputs.size());
-  MEMOPT_RETURN_IF_ERROR(info->fn(cpu));
-  if (cpu.outputs.empty() || !cpu.outputs[0].defined()) {
+  MEMOPT_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, RunCpuKernel(ctx, nullptr, 0));
+  if (outputs.empty() || !outputs[0].defined()) {
     return InternalError("node " + ctx.node->Describe() + ": the shape rule produced no output");
   }
-  return std::move(cpu.outputs[0]);
+  return std::move(outputs[0]);
 }
 
 Status ViewKernel(CudaKernelContext& ctx) {
