@@ -77,13 +77,20 @@ inline Expected<std::vector<Tensor>> RunOnGpu(const memopt::testing::KernelCall&
   return out;
 }
 
-/// Largest |gpu - cpu| / max(1, |cpu|) over all elements; shapes and types must agree.
+/// Largest |gpu - cpu| / max(1, |cpu|) over all elements; shapes and types must agree. A NaN on
+/// one side only, or infinities that differ, count as an infinite difference (std::max would
+/// silently drop a NaN difference); NaN on both sides and equal infinities agree.
 inline double MaxRelDiff(const Tensor& cpu, const Tensor& gpu) {
   REQUIRE(cpu.dtype() == gpu.dtype());
   REQUIRE(cpu.shape() == gpu.shape());
   double worst = 0;
   for (int64_t i = 0; i < cpu.numel(); ++i) {
     const double c = cpu.GetAsDouble(i), g = gpu.GetAsDouble(i);
+    if (std::isnan(c) || std::isnan(g) || std::isinf(c) || std::isinf(g)) {
+      const bool same = (std::isnan(c) && std::isnan(g)) || c == g;
+      if (!same) return INFINITY;
+      continue;
+    }
     worst = std::max(worst, std::fabs(g - c) / std::max(1.0, std::fabs(c)));
   }
   return worst;
