@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cuda_kernel.h"
+#include "exec/kernels/concat_shape.h"
 #include "exec/kernels/slice_region.h"
 #include "exec/kernels/split_sizes.h"
 #include "data_movement_launch.h"
@@ -164,20 +165,11 @@ Status Concat(CudaKernelContext& ctx) {
   MEMOPT_RETURN_IF_ERROR(RequireCopyable(ctx, first.dtype()));
   const int64_t r = first.rank();
   MEMOPT_ASSIGN_OR_RETURN(int64_t axis, CheckedAxis(ctx, ctx.node->GetInt("axis", 1), r));
-  std::vector<int64_t> shape = first.shape();
-  shape[axis] = 0;
-  for (const DeviceTensor* t : ins) {
-    if (t->dtype() != first.dtype()) {
-      return ctx.Error("inputs have different element types: " + first.Describe() + " and " + t->Describe());
-    }
-    bool match = t->rank() == r;
-    for (int64_t d = 0; match && d < r; ++d) match = d == axis || t->dim(d) == first.dim(d);
-    if (!match) {
-      return ctx.Error("cannot concatenate " + t->Describe() + " with " + first.Describe() + " along axis " +
-                       std::to_string(axis));
-    }
-    shape[axis] += t->dim(axis);
-  }
+  std::vector<ConcatPart> parts;
+  for (const DeviceTensor* t : ins) parts.push_back({t->dtype(), t->shape()});
+  auto joined = ConcatShape(parts, axis);  // the CPU kernel's checks (exec/kernels/concat_shape.h)
+  if (!joined.ok()) return ctx.Error(joined.status().message());
+  const std::vector<int64_t>& shape = *joined;
   MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, first.dtype(), shape));
   const std::vector<int64_t> out_strides = Strides(shape);
   int64_t offset = 0;

@@ -3,6 +3,7 @@
 // SplitTraining. All are type-agnostic (bytes, or strings).
 #include <numeric>
 
+#include "exec/kernels/concat_shape.h"
 #include "exec/kernels/kernel_util.h"
 #include "exec/kernels/split_sizes.h"
 #include "exec/kernels/tensor_common.h"
@@ -43,20 +44,11 @@ Expected<Tensor> ConcatInputs(const KernelContext& ctx, int64_t axis_attr) {
   const Tensor& first = *ins[0];
   const int64_t r = first.rank();
   MEMOPT_ASSIGN_OR_RETURN(int64_t axis, CheckedAxis(ctx, axis_attr, r));
-  std::vector<int64_t> shape = first.shape();
-  shape[axis] = 0;
-  for (const Tensor* t : ins) {
-    if (t->dtype() != first.dtype()) {
-      return ctx.Error("inputs have different element types: " + first.Describe() + " and " + t->Describe());
-    }
-    bool match = t->rank() == r;
-    for (int64_t d = 0; match && d < r; ++d) match = d == axis || t->dim(d) == first.dim(d);
-    if (!match) {
-      return ctx.Error("cannot concatenate " + t->Describe() + " with " + first.Describe() + " along axis " +
-                       std::to_string(axis));
-    }
-    shape[axis] += t->dim(axis);
-  }
+  std::vector<ConcatPart> parts;
+  for (const Tensor* t : ins) parts.push_back({t->dtype(), t->shape()});
+  auto joined = ConcatShape(parts, axis);
+  if (!joined.ok()) return ctx.Error(joined.status().message());
+  const std::vector<int64_t>& shape = *joined;
   Tensor out = NewTensor(first.dtype(), shape);
   const int64_t outer = ProductOf(shape, 0, axis);
   const int64_t inner = ProductOf(shape, axis + 1, r);
