@@ -35,6 +35,9 @@ inline const std::string& NoGpuReason() {
     }                                                                      \
   } while (0)
 
+/// The float types every GPU kernel handles (each test runs in all three).
+inline constexpr DataType kFloatTypes[] = {DataType::kFloat, DataType::kFloat16, DataType::kBfloat16};
+
 /// Random values in +-[0.25, 2] (never zero: Div and the gradients stay well defined).
 inline Tensor RandomTensor(DataType dtype, std::vector<int64_t> shape, uint32_t seed) {
   std::mt19937 gen(seed);

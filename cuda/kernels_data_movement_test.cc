@@ -20,7 +20,7 @@ using testing::CompareWithCpu;
 using testing::RandomTensor;
 using testing::TypeTol;
 
-const DataType kFloatTypes[] = {DataType::kFloat, DataType::kFloat16, DataType::kBfloat16};
+using testing::kFloatTypes;
 // The float types plus int64 (8-byte words) and bool (1-byte words) for the pure copies.
 const DataType kCopyTypes[] = {DataType::kFloat, DataType::kFloat16, DataType::kBfloat16, DataType::kInt64,
                                DataType::kBool};

@@ -21,7 +21,7 @@ using testing::MaxRelDiff;
 using testing::RandomTensor;
 using testing::TypeTol;
 
-const DataType kFloatTypes[] = {DataType::kFloat, DataType::kFloat16, DataType::kBfloat16};
+using testing::kFloatTypes;
 const int64_t kSizes[] = {1, 7, 1023, 4097, 100003};
 const float kRatios[] = {0.0f, 0.1f, 0.5f};
 constexpr uint64_t kRunSeed = 0x5eed0123456789abull;

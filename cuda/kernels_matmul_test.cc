@@ -16,7 +16,7 @@ using memopt::testing::KernelCall;
 using testing::CompareWithCpu;
 using testing::RandomTensor;
 
-const DataType kFloatTypes[] = {DataType::kFloat, DataType::kFloat16, DataType::kBfloat16};
+using testing::kFloatTypes;
 
 /// Float accumulation in another order than the CPU's, then one rounding to the output type.
 double MatMulTol(DataType t) { return t == DataType::kFloat ? 1e-4 : t == DataType::kFloat16 ? 4e-3 : 2e-2; }

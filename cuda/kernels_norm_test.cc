@@ -17,7 +17,7 @@ using testing::CompareWithCpu;
 using testing::RandomTensor;
 using testing::TypeTol;
 
-const DataType kFloatTypes[] = {DataType::kFloat, DataType::kFloat16, DataType::kBfloat16};
+using testing::kFloatTypes;
 const int64_t kSizes[] = {1, 7, 1023, 4097};
 constexpr const char* kMs = "com.microsoft";
 

@@ -20,7 +20,7 @@ using testing::CompareWithCpu;
 using testing::RandomTensor;
 using testing::TypeTol;
 
-const DataType kFloatTypes[] = {DataType::kFloat, DataType::kFloat16, DataType::kBfloat16};
+using testing::kFloatTypes;
 
 /// The GPU sums in float in a blocked order, the CPU in double in memory order: a float32 sum of
 /// ~10^4 terms of magnitude ~1 (squares up to 4) is off by up to ~1e-5 absolute, so float32 gets

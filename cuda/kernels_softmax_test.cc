@@ -22,7 +22,7 @@ using testing::RandomTensor;
 using testing::TypeTol;
 
 constexpr const char* kMs = "com.microsoft";
-const DataType kFloatTypes[] = {DataType::kFloat, DataType::kFloat16, DataType::kBfloat16};
+using testing::kFloatTypes;
 
 struct AxisCase {
   std::vector<int64_t> shape;
