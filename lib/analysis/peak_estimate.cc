@@ -38,6 +38,7 @@ ValueLiveRanges ComputeValueLiveRanges(const Graph& graph, const ExecutionOrder&
     r.bytes[v] = graph.values[v].info.Bytes();
     if (!r.bytes[v].has_value()) {
       ++r.unsized_values;
+      r.unsized.push_back(static_cast<ValueId>(v));
       continue;
     }
     for (const std::string& name : r.bytes[v]->Symbols()) {
@@ -56,6 +57,7 @@ ValueLiveRanges ComputeValueLiveRanges(const Graph& graph, const ExecutionOrder&
     if (!b.ok() || *b < 0 || *b > max_countable) {
       r.bytes[v].reset();
       ++r.unsized_values;
+      r.unsized.push_back(static_cast<ValueId>(v));
       continue;
     }
     r.size[v] = *b;
@@ -74,6 +76,8 @@ PeakEstimate EstimatePeak(const Graph& graph, const ExecutionOrder& order, const
   const std::vector<int32_t>& release = r.release;
   const std::vector<int64_t>& size = r.size;
   peak.unsized_values = r.unsized_values;
+  peak.unsized = r.unsized;
+  std::sort(peak.unsized.begin(), peak.unsized.end());
   peak.unbound_dims = r.unbound_dims;
   peak.sized = r.unbound_dims.empty();
 

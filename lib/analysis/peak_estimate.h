@@ -38,6 +38,7 @@ struct ValueLiveRanges {
   std::vector<int64_t> size;
   std::vector<std::string> unbound_dims;  ///< sorted
   int unsized_values = 0;                 ///< tracked values counted as 0 bytes
+  std::vector<ValueId> unsized;           ///< those values, by id
 };
 
 ValueLiveRanges ComputeValueLiveRanges(const Graph& graph, const ExecutionOrder& order, const DimBindings& dims);

@@ -85,6 +85,7 @@ struct PeakEstimate {
   SymExpr stashed_expr_at_peak;
   int64_t weights_and_inputs_bytes = 0;  ///< initializers + graph inputs (always live)
   int unsized_values = 0;           ///< values with unknown shape/type, counted as 0 bytes
+  std::vector<ValueId> unsized;     ///< those values, by id (ascending)
   std::vector<std::string> unbound_dims;  ///< dims that must be bound for concrete numbers
   /// Live bytes after each step of the order (when sized), for timelines.
   std::vector<int64_t> live_after_step;

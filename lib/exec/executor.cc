@@ -102,7 +102,15 @@ class Run {
     try {
       status = kernel->fn(ctx);
     } catch (const std::bad_alloc&) {
-      status = InvalidInput("out of memory");
+      std::string outputs;
+      for (ValueId v : node.outputs) {
+        if (v == kNone) continue;
+        const Value& value = graph_.value(v);
+        outputs += (outputs.empty() ? "'" : ", '") + value.name + "' " + DataTypeName(value.info.dtype) +
+                   (value.info.shape ? ShapeToString(*value.info.shape) : std::string("[?]"));
+      }
+      status = InvalidInput("out of memory allocating its outputs (" + outputs +
+                            "): more memory than this process can allocate");
     } catch (const std::exception& e) {
       status = InternalError(std::string("kernel threw: ") + e.what());
     }

@@ -35,7 +35,7 @@ Expected<Tensor> InitializerReader::Read(ValueId value) {
   }
 
   if (info.storage == InitializerInfo::Storage::kExternal) {
-    Tensor t(info.dtype, info.dims);
+    MEMOPT_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(info.dtype, info.dims, what));
     const uint64_t want = static_cast<uint64_t>(t.bytes());
     if (info.external_length.has_value() && *info.external_length != want) {
       return InvalidInput(what + ": external data length " + std::to_string(*info.external_length) +
@@ -55,7 +55,7 @@ Expected<Tensor> InitializerReader::Read(ValueId value) {
 
   MEMOPT_RETURN_IF_ERROR(EnsureSource());
   if (info.raw_data_offset.has_value() && info.dtype != DataType::kString) {
-    Tensor t(info.dtype, info.dims);
+    MEMOPT_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(info.dtype, info.dims, what));
     if (static_cast<int64_t>(info.raw_data_length) != t.bytes()) {
       return InvalidInput(what + ": raw_data has " + std::to_string(info.raw_data_length) + " bytes, " +
                           t.Describe() + " needs " + std::to_string(t.bytes()));
@@ -64,6 +64,7 @@ Expected<Tensor> InitializerReader::Read(ValueId value) {
       return InvalidInput(what + ": raw_data lies outside the model file");
     }
     if (info.raw_data_length > 0) std::memcpy(t.raw(), data_ + *info.raw_data_offset, info.raw_data_length);
+    MEMOPT_RETURN_IF_ERROR(bytes_.Intact());  // a file that shrank under the copy gave zeros
     if (info.dtype == DataType::kBool) {
       for (int64_t i = 0; i < t.numel(); ++i) t.data<uint8_t>()[i] = t.data<uint8_t>()[i] != 0 ? 1 : 0;
     }
@@ -73,7 +74,9 @@ Expected<Tensor> InitializerReader::Read(ValueId value) {
     return InvalidInput(what + ": the TensorProto lies outside the model data");
   }
   onnx::TensorProto proto;
-  if (!proto.ParseFromArray(data_ + info.file_offset, static_cast<int>(info.file_length))) {
+  const bool parsed = proto.ParseFromArray(data_ + info.file_offset, static_cast<int>(info.file_length));
+  MEMOPT_RETURN_IF_ERROR(bytes_.Intact());
+  if (!parsed) {
     return InvalidInput(what + ": cannot parse its TensorProto at byte " + std::to_string(info.file_offset));
   }
   auto t = TensorFromProto(proto, model_.base_dir);

@@ -114,7 +114,7 @@ Expected<Tensor> RandomInput(const Graph& graph, ValueId value, const DimBinding
   if (!v.info.is_tensor) return Unsupported("input '" + v.name + "' is not a tensor; random values need a tensor");
   MEMOPT_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ConcreteInputShape(graph, value, dims));
   const DataType dt = v.info.dtype;
-  Tensor t(dt, shape);
+  MEMOPT_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(dt, shape, "input '" + v.name + "'"));
   const uint64_t key = Mix(seed ^ HashName(v.name));
   const int64_t n = t.numel();
   if (IsFloatingPoint(dt) && ElemByteSize(dt) >= 2) {

@@ -7,6 +7,7 @@
 #include <new>
 
 #include "exec/half.h"
+#include "util/bytes.h"
 #include "util/status.h"
 
 namespace memopt {
@@ -52,6 +53,25 @@ Tensor::Tensor(DataType dtype, std::vector<int64_t> shape)
   } else {
     buffer_ = AllocateZeroed(numel_ * ElemByteSize(dtype_));
   }
+}
+
+Expected<Tensor> Tensor::Allocate(DataType dtype, std::vector<int64_t> shape, const std::string& what) {
+  try {
+    return Tensor(dtype, shape);
+  } catch (const std::bad_alloc&) {
+    return OutOfMemoryError(what, dtype, shape);
+  }
+}
+
+Status OutOfMemoryError(const std::string& what, DataType dtype, const std::vector<int64_t>& shape) {
+  const int64_t numel = NumElements(shape);
+  const int64_t elem = ElemByteSize(dtype);
+  std::string size = numel > 0 && elem > 0 && numel > INT64_MAX / elem ? std::string("more than 8 EiB")
+                                                                         : HumanBytes(numel * elem);
+  std::string dims;
+  for (size_t i = 0; i < shape.size(); ++i) dims += (i ? ", " : "") + std::to_string(shape[i]);
+  return InvalidInput(what + " [" + dims + "] (" + DataTypeName(dtype) + ") needs " + size +
+                      ", more memory than this process can allocate");
 }
 
 Tensor Tensor::Meta(DataType dtype, std::vector<int64_t> shape) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ir/dtype.h"
+#include "util/status.h"
 
 namespace memopt {
 
@@ -22,6 +23,9 @@ class Tensor {
   /// both backends share one set of shape rules. Only kernels that never touch the elements
   /// may see it.
   static Tensor Meta(DataType dtype, std::vector<int64_t> shape);
+  /// Tensor(dtype, shape), or, when the memory cannot be allocated, an error naming `what` (e.g.
+  /// "input 'x'") with the shape and the bytes it needs, instead of std::bad_alloc.
+  static Expected<Tensor> Allocate(DataType dtype, std::vector<int64_t> shape, const std::string& what);
 
   DataType dtype() const { return dtype_; }
   const std::vector<int64_t>& shape() const { return shape_; }
@@ -67,5 +71,8 @@ class Tensor {
 /// Row-major strides of `shape` (in elements).
 std::vector<int64_t> Strides(const std::vector<int64_t>& shape);
 int64_t NumElements(const std::vector<int64_t>& shape);
+
+/// The error for a tensor that cannot be allocated: "<what> [shape] (dtype) needs N bytes, ...".
+Status OutOfMemoryError(const std::string& what, DataType dtype, const std::vector<int64_t>& shape);
 
 }  // namespace memopt

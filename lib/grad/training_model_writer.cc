@@ -81,7 +81,6 @@ Expected<TrainingModelWriteReport> WriteTrainingModel(const GradResult& result, 
   const Model& model = result.model;
   const Graph& graph = model.graph;
   MEMOPT_RETURN_IF_ERROR(io::CheckOutputPath(output_path, model.path));
-  const fs::path out_dir = io::OutputFolder(output_path);
   io::ModelBytes bytes;
   MEMOPT_RETURN_IF_ERROR(bytes.Open(model, "cannot write it"));
   const uint8_t* data = bytes.data();
@@ -194,9 +193,10 @@ Expected<TrainingModelWriteReport> WriteTrainingModel(const GradResult& result, 
   PutVarint(graph_header, graph_payload);
 
   TrainingModelWriteReport report;
-  MEMOPT_RETURN_IF_ERROR(io::CopyExternalDataFiles(model, out_dir, &report.copied_external_files));
+  MEMOPT_RETURN_IF_ERROR(io::CopyExternalDataFiles(model, output_path, &report.copied_external_files));
   Sink sink;
   MEMOPT_RETURN_IF_ERROR(sink.Open(output_path));
+  sink.ExplainWriteErrorsWith([&bytes] { return bytes.Intact(); });
   for (size_t t = 0; t < top.size(); ++t) {
     const Piece& p = top[t];
     if (t == graph_top_index) {
@@ -209,6 +209,7 @@ Expected<TrainingModelWriteReport> WriteTrainingModel(const GradResult& result, 
     MEMOPT_RETURN_IF_ERROR(p.begin == p.end ? sink.Write(p.bytes) : sink.Write(data + p.begin, p.end - p.begin));
   }
   report.model_bytes = sink.written();
+  MEMOPT_RETURN_IF_ERROR(bytes.Intact());  // what was copied is what the model file held
   MEMOPT_RETURN_IF_ERROR(sink.Commit());
   return report;
 }

@@ -57,13 +57,15 @@ Status CopySparse(const fs::path& from, const fs::path& to) {
 
 }  // namespace
 
-Status CopyExternalDataFiles(const Model& model, const fs::path& out_dir, std::vector<std::string>* copied) {
+Status CopyExternalDataFiles(const Model& model, const std::string& output_path, std::vector<std::string>* copied) {
   std::set<std::string> locations;
   for (const Value& v : model.graph.values) {
     if (v.initializer && v.initializer->storage == InitializerInfo::Storage::kExternal) {
       locations.insert(v.initializer->external_location);
     }
   }
+  if (locations.empty()) return Status::Ok();
+  MEMOPT_ASSIGN_OR_RETURN(const fs::path out_dir, ExternalDataFolder(output_path));
   for (const std::string& location : locations) {
     const fs::path from = fs::path(model.base_dir) / location;
     const fs::path to = out_dir / location;

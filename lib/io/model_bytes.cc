@@ -4,7 +4,9 @@ namespace memopt::io {
 
 Status ModelBytes::Open(const Model& model, const std::string& need) {
   if (!model.path.empty()) {
-    MEMOPT_RETURN_IF_ERROR(file_.Open(model.path));
+    MEMOPT_RETURN_IF_ERROR(file_.Open(model.path).WithContext(model.path));
+    mapped_ = true;
+    if (!(file_.stamp() == model.file_stamp)) return FileChangedError(model.path);
     data_ = file_.data();
     size_ = file_.size();
   } else if (model.source_bytes != nullptr) {

@@ -9,6 +9,13 @@
 #include <filesystem>
 #include <map>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <onnx/defs/parser.h>
 
 #include "io/initializer_check.h"
@@ -255,17 +262,60 @@ Expected<Model> LoadFromBuffer(const uint8_t* data, uint64_t size, Model model, 
   return BuildModel(raw, std::move(model), options);
 }
 
+/// The whole content of a stream (stdin, a FIFO, a character device), for models that cannot be
+/// mapped.
+Expected<std::string> ReadStream(const std::string& path) {
+  const bool is_stdin = path == "-";
+  const int fd = is_stdin ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return InvalidInput(std::string("cannot open the model file: ") + std::strerror(errno));
+  std::string bytes;
+  std::string buffer(1 << 20, '\0');
+  Status status = Status::Ok();
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      status = InvalidInput(std::string("cannot read the model: ") + std::strerror(errno));
+      break;
+    }
+    if (n == 0) break;
+    bytes.append(buffer.data(), static_cast<size_t>(n));
+  }
+  if (!is_stdin) ::close(fd);
+  if (!status.ok()) return status;
+  if (bytes.empty()) {
+    return InvalidInput(is_stdin ? "standard input is empty; pipe an ONNX model into it or give a file path"
+                                 : "the stream is empty, not an ONNX model");
+  }
+  return bytes;
+}
+
+bool IsStream(const std::string& path) {
+  if (path == "-") return true;
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
 }  // namespace
 
 Expected<Model> LoadModel(const std::string& path, const LoadOptions& options) {
   try {
+    std::string dir = std::filesystem::path(path).parent_path().string();
+    if (IsStream(path)) {
+      // External data of a piped model is looked up from the current folder.
+      MEMOPT_ASSIGN_OR_RETURN(std::string bytes, ReadStream(path));
+      return LoadModelFromBytes(bytes, path == "-" || dir == "/dev" ? "." : dir, options);
+    }
     io::MappedFile file;
     MEMOPT_RETURN_IF_ERROR(file.Open(path));
     Model model;
     model.path = path;
-    std::string dir = std::filesystem::path(path).parent_path().string();
+    model.file_stamp = file.stamp();
     model.base_dir = dir.empty() ? "." : dir;
-    return LoadFromBuffer(file.data(), file.size(), std::move(model), options);
+    Expected<Model> loaded = LoadFromBuffer(file.data(), file.size(), std::move(model), options);
+    // A file that changed under the walk explains any error the walk found.
+    MEMOPT_RETURN_IF_ERROR(file.Intact());
+    return loaded;
   } catch (const std::exception& e) {
     return InternalError(std::string("unexpected error while loading the model: ") + e.what());
   }

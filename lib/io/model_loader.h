@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "io/mapped_file.h"
 #include "ir/graph.h"
 #include "util/status.h"
 
@@ -34,6 +35,9 @@ struct Model {
   std::string producer_name;
   std::string producer_version;
   uint64_t file_size = 0;
+  /// The model file's stamp when it was loaded (path models): later readers of its bytes
+  /// (io::ModelBytes) refuse a file that has changed since.
+  io::FileStamp file_stamp;
   /// Graph-level value_info declarations, by value id (shape inference may refine them).
   std::vector<ValueId> value_info;
   /// The serialized model when it was loaded from bytes/text (path empty), so that inline
@@ -42,7 +46,9 @@ struct Model {
 };
 
 /// Loads `path`. Errors (kInvalidInput) say what is wrong with the file: not ONNX, truncated,
-/// missing or short external data, duplicate tensor names, undefined node inputs, ...
+/// missing or short external data, duplicate tensor names, undefined node inputs, a file that
+/// changed while it was read, ... `-` reads the model from standard input, and so do other
+/// streams (a FIFO, /dev/stdin): their bytes are read into memory (Model::source_bytes).
 Expected<Model> LoadModel(const std::string& path, const LoadOptions& options = {});
 
 /// Loads a model from serialized ModelProto bytes (tests, fuzzing). External data is resolved

@@ -5,7 +5,10 @@
 #include <fstream>
 #include <sstream>
 
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <thread>
 
 #include <catch2/catch.hpp>
 
@@ -119,6 +122,93 @@ TEST_CASE("temp file: the interrupt cleanup removes open temporaries only", "[io
   RemoveOpenTempFiles();  // what the CLI's SIGINT handler calls
   CHECK(Entries(dir) == 1);
   CHECK(fs::exists(dir / "done.bin"));
+  fs::remove_all(dir);
+}
+
+std::string ReadAll(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+Status WriteWhole(const std::string& path, const std::string& text) {
+  TempFileSink sink;
+  MEMOPT_RETURN_IF_ERROR(sink.Open(path));
+  MEMOPT_RETURN_IF_ERROR(sink.Write(text));
+  return sink.Commit();
+}
+
+TEST_CASE("temp file: a symlink is followed, the file it names is replaced and the link kept", "[io]") {
+  const fs::path dir = Scratch("symlink");
+  fs::create_directories(dir / "real");
+  std::ofstream(dir / "real" / "target.json") << "stale";
+  fs::permissions(dir / "real" / "target.json", fs::perms(0640));
+  fs::create_symlink("real/target.json", dir / "link.json");      // relative to the link's folder
+  fs::create_symlink(dir / "link.json", dir / "link2.json");      // a chain, absolute
+  REQUIRE(WriteWhole((dir / "link2.json").string(), "fresh").ok());
+  CHECK(fs::is_symlink(dir / "link.json"));
+  CHECK(fs::is_symlink(dir / "link2.json"));
+  CHECK(ReadAll(dir / "real" / "target.json") == "fresh");
+  CHECK(fs::status(dir / "real" / "target.json").permissions() == fs::perms(0640));  // the file's mode is kept
+  CHECK(Entries(dir / "real") == 1);  // the temporary was made beside the target, and is gone
+  // A dangling symlink creates the file it names.
+  fs::create_symlink("real/new.json", dir / "dangling.json");
+  REQUIRE(WriteWhole((dir / "dangling.json").string(), "new").ok());
+  CHECK(ReadAll(dir / "real" / "new.json") == "new");
+  CHECK(fs::is_symlink(dir / "dangling.json"));
+  // A loop is an error naming the path.
+  fs::create_symlink("loop_b", dir / "loop_a");
+  fs::create_symlink("loop_a", dir / "loop_b");
+  CHECK(CheckOutputPath((dir / "loop_a").string(), "").message() ==
+        "cannot write '" + (dir / "loop_a").string() + "': too many levels of symbolic links");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("temp file: a FIFO is written directly and stays a FIFO", "[io]") {
+  const fs::path dir = Scratch("fifo");
+  const fs::path fifo = dir / "pipe";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::string received;
+  std::thread reader([&] { received = ReadAll(fifo); });
+  const std::string big(3 << 20, 'y');  // more than the buffer and the pipe hold
+  {
+    TempFileSink sink;
+    REQUIRE(sink.Open(fifo.string()).ok());
+    REQUIRE(sink.Write("x").ok());
+    REQUIRE(sink.Skip(10).ok());  // no seeking on a pipe: zeros are written
+    REQUIRE(sink.Write(big).ok());
+    REQUIRE(sink.Commit().ok());
+  }
+  reader.join();
+  CHECK(fs::is_fifo(fifo));
+  CHECK(Entries(dir) == 1);
+  CHECK(received == "x" + std::string(10, '\0') + big);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("temp file: character devices are written directly, write errors are reported", "[io]") {
+  // /dev/null and /dev/full exist on every Linux system; nothing is renamed over them (a process
+  // that may not rename in /dev would also fail the old way, so the kind is checked too).
+  auto null_target = ResolveOutputTarget("/dev/null");
+  REQUIRE(null_target.ok());
+  CHECK(null_target->kind == OutputTarget::Kind::kStream);
+  CHECK(WriteWhole("/dev/null", "discarded").ok());
+  CHECK(fs::is_character_file("/dev/null"));
+  const Status full = WriteWhole("/dev/full", "no room");
+  CHECK(full.message() == "cannot write '/dev/full': No space left on device");
+  auto out = ResolveOutputTarget("-");
+  REQUIRE(out.ok());
+  CHECK(out->kind == OutputTarget::Kind::kStdout);
+}
+
+TEST_CASE("temp file: folders are not output files", "[io]") {
+  const fs::path dir = Scratch("folder");
+  CHECK(CheckOutputPath(dir.string(), "").message() ==
+        "cannot write '" + dir.string() + "': is a directory; -o needs a file name");
+  CHECK(CheckOutputPath((dir / "new_folder/").string(), "").message() ==
+        "cannot write '" + (dir / "new_folder/").string() + "': '" + (dir / "new_folder/").string() +
+            "' names a folder; -o needs a file name");
+  CHECK(ExternalDataFolder("-").status().message().find("external data files") != std::string::npos);
+  CHECK(*ExternalDataFolder((dir / "m.onnx").string()) == dir);
   fs::remove_all(dir);
 }
 

@@ -35,6 +35,12 @@ std::string MaxSavingCell(const PlanGroup& g) {
 
 std::string SymbolicCell(const std::optional<SymExpr>& e) { return e ? e->ToSympyString() : "unknown"; }
 
+nlohmann::json UnsizedNames(const Graph& g, const PeakEstimate& p) {
+  nlohmann::json names = nlohmann::json::array();
+  for (ValueId v : p.unsized) names.push_back(g.value(v).name);
+  return names;
+}
+
 int ShownLevel(const ScanReportInput& in) { return in.options ? in.options->level : 1; }
 
 int CountForward(const ExecutionOrder& order) { return order.last_forward + 1; }
@@ -81,6 +87,15 @@ void AppendDetails(const ScanReportInput& in, std::string& out) {
     out += fmt::format("\nStashed but not recomputable ({} nodes):\n", r.rejected.size());
     for (const RejectedCandidate& rc : r.rejected) {
       out += fmt::format("  {} ({}): {}\n", NodeName(g, rc.node), g.node(rc.node).op_type, rc.reason);
+    }
+  }
+  if (!r.peak.unsized.empty()) {
+    out += fmt::format("\nValues of unknown size, counted as 0 bytes in the peak ({}):\n", r.peak.unsized.size());
+    for (ValueId v : r.peak.unsized) {
+      const Value& value = g.value(v);
+      const std::string from = value.producer == kNone ? std::string("graph input or initializer")
+                                                       : "output of " + g.node(value.producer).Describe();
+      out += fmt::format("  '{}' {}: {}\n", value.name, ValueType(value), from);
     }
   }
   if (in.shape_stats && !in.shape_stats->diagnostics.empty()) {
@@ -246,7 +261,8 @@ nlohmann::json ScanToJson(const ScanReportInput& in) {
                {"stashed_bytes", p.sized ? json(p.stashed_bytes_at_peak) : json(nullptr)},
                {"stashed_symbolic", p.stashed_expr_at_peak.ToString()},
                {"weights_and_inputs_bytes", p.sized ? json(p.weights_and_inputs_bytes) : json(nullptr)},
-               {"unsized_values", p.unsized_values}};
+               {"unsized_values", p.unsized_values},
+               {"unsized_value_names", UnsizedNames(g, p)}};
   json diags = json::array();
   if (in.shape_stats) {
     for (const ShapeDiagnostic& d : in.shape_stats->diagnostics) {

@@ -132,7 +132,6 @@ Expected<WriteModelReport> WriteModelWithNodes(const Model& model, const std::ve
                                                const std::string& output_path, const WriteModelOptions& options) {
   MEMOPT_RETURN_IF_ERROR(io::CheckOutputPath(output_path, model.path));
   const std::string source_name = model.path.empty() ? std::string("<model bytes>") : model.path;
-  const fs::path out_dir = io::OutputFolder(output_path);
 
   io::ModelBytes bytes;
   MEMOPT_RETURN_IF_ERROR(bytes.Open(model, "cannot write it"));
@@ -221,9 +220,10 @@ Expected<WriteModelReport> WriteModelWithNodes(const Model& model, const std::ve
   }
 
   // External data of the input: referenced in place, or copied when the output is elsewhere.
-  MEMOPT_RETURN_IF_ERROR(io::CopyExternalDataFiles(model, out_dir, &report.copied_external_files));
+  MEMOPT_RETURN_IF_ERROR(io::CopyExternalDataFiles(model, output_path, &report.copied_external_files));
 
   if (report.externalized_tensors > 0) {
+    MEMOPT_ASSIGN_OR_RETURN(const fs::path out_dir, io::ExternalDataFolder(output_path));
     TempFileSink data_sink;
     MEMOPT_RETURN_IF_ERROR(data_sink.Open((out_dir / data_name).string()));
     for (const GraphPiece& p : pieces) {
@@ -234,12 +234,14 @@ Expected<WriteModelReport> WriteModelWithNodes(const Model& model, const std::ve
       }
       MEMOPT_RETURN_IF_ERROR(data_sink.Write(data + p.raw_begin, p.raw_size));
     }
+    MEMOPT_RETURN_IF_ERROR(bytes.Intact());
     MEMOPT_RETURN_IF_ERROR(data_sink.Commit());
     report.external_data_file = data_name;
   }
 
   TempFileSink sink;
   MEMOPT_RETURN_IF_ERROR(sink.Open(output_path));
+  sink.ExplainWriteErrorsWith([&bytes] { return bytes.Intact(); });
   for (const TopPiece& t : top) {
     if (!t.graph) {
       MEMOPT_RETURN_IF_ERROR(sink.Write(data + t.begin, t.end - t.begin));
@@ -266,6 +268,7 @@ Expected<WriteModelReport> WriteModelWithNodes(const Model& model, const std::ve
     }
   }
   report.model_bytes = sink.written();
+  MEMOPT_RETURN_IF_ERROR(bytes.Intact());  // what was copied is what the model file held
   MEMOPT_RETURN_IF_ERROR(sink.Commit());
   return report;
 }

@@ -1,5 +1,6 @@
 #include "shape/dims_check.h"
 
+#include <limits>
 #include <string>
 
 #include "shape/shape_infer.h"
@@ -91,6 +92,38 @@ Status CheckDimBindings(const Graph& inferred, const std::vector<TensorInfo>& de
                         ", but under these dims its inputs make it " + ShapeToString(*again) +
                         ProducerText(inferred, v) + "; check the --dims values");
     }
+  }
+  return Status::Ok();
+}
+
+int64_t MaxCountableValueBytes(const Graph& graph) {
+  return std::numeric_limits<int64_t>::max() / static_cast<int64_t>(graph.values.size() + 1);
+}
+
+Status CheckSizesAtDims(const Graph& graph, const DimBindings& dims) {
+  const int64_t limit = MaxCountableValueBytes(graph);
+  for (size_t id = 0; id < graph.values.size(); ++id) {
+    const Value& v = graph.values[id];
+    const std::optional<SymExpr> bytes = v.info.Bytes();
+    if (!bytes.has_value()) continue;
+    bool bound = true, uses_dims = false;
+    for (const std::string& name : bytes->Symbols()) {
+      if (!dims.Get(name).has_value()) bound = false;
+      uses_dims = true;
+    }
+    if (!bound) continue;
+    const Expected<int64_t> b = bytes->EvaluateInt(dims);
+    if (b.ok() && *b >= 0 && *b <= limit) continue;
+    const std::string shape = v.info.shape ? ShapeToString(*v.info.shape) : std::string("?");
+    const std::string what = "tensor '" + v.name + "' " + shape + " (" + DataTypeName(v.info.dtype) + ")" +
+                             ProducerText(graph, static_cast<ValueId>(id));
+    const std::string size = b.ok() && *b >= 0 ? "needs " + std::to_string(*b) + " bytes, more than the " +
+                                                     std::to_string(limit) + " memopt can add up for this graph"
+                                               : "has a byte count that overflows 64 bits";
+    if (uses_dims) {
+      return UsageError(what + " " + size + " at --dims " + DimsText(dims) + "; give the dims realistic values");
+    }
+    return InvalidInput(what + " " + size + "; fix the dims in the model");
   }
   return Status::Ok();
 }

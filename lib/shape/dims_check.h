@@ -4,6 +4,7 @@
 // would make every size the tool reports wrong, so it is a usage error naming the tensor.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "ir/graph.h"
@@ -21,5 +22,16 @@ std::vector<TensorInfo> DeclaredInfos(const Graph& graph);
 /// whose concrete dims differ is an error (kUsage) naming the tensor, both shapes, and the node
 /// that computes it. No dims: always ok. Cost: one more shape inference of the graph.
 Status CheckDimBindings(const Graph& inferred, const std::vector<TensorInfo>& declared, const DimBindings& dims);
+
+/// The largest byte count of one value that the peak estimate can add up with every other value
+/// of `graph` without overflowing int64 (INT64_MAX / (values + 1)).
+int64_t MaxCountableValueBytes(const Graph& graph);
+
+/// Every value whose size is fully determined at `dims` (its dims constant or bound) must have a
+/// byte count that fits MaxCountableValueBytes; otherwise it would silently count as unknown (0
+/// bytes) and a peak gate could pass on it. The first such value is an error naming the tensor,
+/// its shape and the dims: kUsage when a --dims value makes it overflow, kInvalidInput when the
+/// model's own dims do.
+Status CheckSizesAtDims(const Graph& graph, const DimBindings& dims);
 
 }  // namespace memopt

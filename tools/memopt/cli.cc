@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -165,6 +166,12 @@ std::vector<std::string> ModelDims(const Graph& graph) {
 }
 
 Expected<DimBindings> ParseDimsForModel(const std::string& text, const Graph& graph) {
+  MEMOPT_ASSIGN_OR_RETURN(DimBindings dims, CheckDimNames(text, graph));
+  MEMOPT_RETURN_IF_ERROR(CheckSizesAtDims(graph, dims));
+  return dims;
+}
+
+Expected<DimBindings> CheckDimNames(const std::string& text, const Graph& graph) {
   MEMOPT_ASSIGN_OR_RETURN(DimBindings dims, DimBindings::Parse(text));
   if (dims.empty()) return dims;
   std::vector<std::string> known = ModelDims(graph);
@@ -187,18 +194,41 @@ Expected<DimBindings> ParseDimsForModel(const std::string& text, const Graph& gr
 }
 
 Expected<DimBindings> ParseDimsForModel(const std::string& text, const LoadedModel& loaded) {
-  MEMOPT_ASSIGN_OR_RETURN(DimBindings dims, ParseDimsForModel(text, loaded.model.graph));
+  MEMOPT_ASSIGN_OR_RETURN(DimBindings dims, CheckDimNames(text, loaded.model.graph));
   MEMOPT_RETURN_IF_ERROR(CheckDimBindings(loaded.model.graph, loaded.declared, dims));
+  MEMOPT_RETURN_IF_ERROR(CheckSizesAtDims(loaded.model.graph, dims));
   return dims;
 }
 
 Status WriteOutput(const std::string& output, const std::string& content, const std::string& input_model) {
   if (output.empty() || output == "-") {
     std::fwrite(content.data(), 1, content.size(), stdout);
-    std::fflush(stdout);
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      return InvalidInput(std::string("cannot write to standard output: ") + std::strerror(errno));
+    }
     return Status::Ok();
   }
   return WriteFileAtomically(output, content, input_model);
+}
+
+void PrintReport(const std::string& text, bool stdout_taken) {
+  std::FILE* to = stdout_taken ? stderr : stdout;
+  std::fwrite(text.data(), 1, text.size(), to);
+  std::fflush(to);
+}
+
+Status CloseStdout() {
+  std::cout.flush();
+  const bool failed_before = std::ferror(stdout) != 0;
+  int err = 0;
+  errno = 0;
+  if (std::fflush(stdout) != 0) err = errno != 0 ? errno : EIO;
+  errno = 0;
+  // A stdout closed by the caller (>&-) is no error when nothing was written to it.
+  if (std::fclose(stdout) != 0 && err == 0 && errno != EBADF) err = errno != 0 ? errno : EIO;
+  if (err == 0 && failed_before) err = EIO;
+  if (err != 0) return InvalidInput(std::string("cannot write to standard output: ") + std::strerror(err));
+  return Status::Ok();
 }
 
 }  // namespace memopt::cli

@@ -99,12 +99,23 @@ Expected<LoadedModel> LoadAndInfer(const std::string& path);
 /// Dim names used by the model's shapes (sorted; inference placeholders excluded).
 std::vector<std::string> ModelDims(const Graph& graph);
 /// Parses --dims and checks every name against the model, with a did-you-mean hint.
+Expected<DimBindings> CheckDimNames(const std::string& text, const Graph& graph);
+/// The same, and checks that every size the dims determine fits 64 bits (CheckSizesAtDims).
 Expected<DimBindings> ParseDimsForModel(const std::string& text, const Graph& graph);
 /// The same, and checks that the values do not contradict the model's shapes (CheckDimBindings).
 Expected<DimBindings> ParseDimsForModel(const std::string& text, const LoadedModel& loaded);
 
-/// Writes `content` to `-o` (atomically) or to stdout when `output` is empty or "-".
+/// Writes `content` to `-o` (io::TempFileSink: atomically for files, through symlinks, directly to
+/// FIFOs and devices) or to stdout when `output` is empty or "-".
 Status WriteOutput(const std::string& output, const std::string& content, const std::string& input_model);
+
+/// The human report of a subcommand whose `-o` names its main output: on stdout, or on stderr
+/// when that output took stdout (`-o -`), so that stdout carries the output alone.
+void PrintReport(const std::string& text, bool stdout_taken);
+
+/// Flushes and closes stdout, reporting a write error (`memopt scan m.onnx > /dev/full`) as an
+/// error status instead of a silent success.
+Status CloseStdout();
 
 class Stopwatch {
  public:

@@ -11,6 +11,7 @@
 
 #include "analysis/scan.h"
 #include "cli.h"
+#include "io/temp_file.h"
 #include "plan/config.h"
 #include "plan/plan_outcome.h"
 #include "plan/plan_report.h"
@@ -70,6 +71,14 @@ int RunApply(const ApplyArgs& args, const GlobalOptions& globals) {
   CountSemantics semantics;
   if (!ParseCountSemantics(args.count_semantics, &semantics)) {
     return ReportError(UsageError("unknown --count-semantics '" + args.count_semantics + "'; use documented or ort"));
+  }
+  if (Status out = io::CheckOutputPath(args.output, args.model); !out.ok()) return ReportError(out);
+  if (args.verify) {
+    auto target = io::ResolveOutputTarget(args.output);
+    if (target.ok() && target->direct()) {
+      return ReportError(UsageError("--verify reads the written model back; give -o a file path instead of '" +
+                                    args.output + "'"));
+    }
   }
   auto loaded = LoadAndInfer(args.model);
   if (!loaded.ok()) return ReportError(loaded.status());
@@ -162,7 +171,7 @@ int RunApply(const ApplyArgs& args, const GlobalOptions& globals) {
     auto verified = VerifyRewrite(loaded->model, *scan, *outcome, *reloaded, *dims, verify_options);
     if (!verified.ok()) {
       if (format == OutputFormat::kJson) text = json_report.dump(2) + "\n";
-      std::fwrite(text.data(), 1, text.size(), stdout);
+      PrintReport(text, args.output == "-");
       return ReportError(verified.status());
     }
     const int64_t measured = verified->measured_peak_bytes;
@@ -189,8 +198,7 @@ int RunApply(const ApplyArgs& args, const GlobalOptions& globals) {
     }
   }
   if (format == OutputFormat::kJson) text = json_report.dump(2) + "\n";
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  std::fflush(stdout);
+  PrintReport(text, args.output == "-");  // -o -: the model took stdout
   if (selection->plans.empty() && globals.verbosity >= 0) {
     PrintWarning("the config selects no plan; the model was written unchanged");
   }

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "grad/grad_builder.h"
 #include "grad/training_model_writer.h"
+#include "io/temp_file.h"
 
 namespace memopt::cli {
 
@@ -31,9 +32,10 @@ std::string ListNames(const std::vector<std::string>& names, size_t limit) {
 }
 
 int RunGrad(const GradArgs& args, const GlobalOptions& globals) {
+  if (Status out = io::CheckOutputPath(args.output, args.model); !out.ok()) return ReportError(out);
   Progress progress("loading " + args.model);
   auto model = LoadModel(args.model);
-  if (!model.ok()) return ReportError(model.status());
+  if (!model.ok()) return ReportError(model.status().WithContext(args.model));
   const int forward_before = static_cast<int>(model->graph.nodes.size());
 
   progress.Stage("building the gradient graph");
@@ -65,7 +67,7 @@ int RunGrad(const GradArgs& args, const GlobalOptions& globals) {
   if (args.list) {
     for (const auto& name : result->gradients) text += "    " + name + "_grad\n";
   }
-  std::fputs(text.c_str(), stdout);
+  PrintReport(text, args.output == "-");  // -o -: the model took stdout
 
   if (globals.verbosity >= 0 && !result->unused_trainable.empty()) {
     PrintWarning(fmt::format("{} trainable tensor(s) do not affect the differentiated outputs and get no gradient: {}",

@@ -9,6 +9,7 @@
 
 #include "analysis/scan.h"
 #include "cli.h"
+#include "io/temp_file.h"
 #include "gates.h"
 #include "plan/budget_planner.h"
 #include "plan/config.h"
@@ -80,6 +81,9 @@ std::string BudgetShortfall(const Graph& graph, const ScanResult& scan, const Pl
 }
 
 int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode) {
+  if (args.timeline == "-" && args.output == "-") {
+    return ReportError(UsageError("-o - and --timeline - both want stdout; give one of them a file name"));
+  }
   if (!args.timeline.empty()) {
     if (auto f = TimelineFormatForPath(args.timeline); !f.ok()) return ReportError(f.status());
   }
@@ -89,6 +93,9 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
   }
   Status gates_ok = ValidateGateOptions(args.gates);
   if (!gates_ok.ok()) return ReportError(gates_ok);
+  if (!args.output.empty()) {
+    if (Status out = io::CheckOutputPath(args.output, args.model); !out.ok()) return ReportError(out);
+  }
   SizeSpec budget_spec;
   if (budget_mode) {
     auto spec = ParseSize(args.budget);
@@ -211,8 +218,8 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
     text = RenderPlanText(report, format);
     if (args.output.empty() && format == OutputFormat::kTable) text += "\nConfig (mem_opt.json):\n" + config_text;
   }
-  if (args.timeline != "-") std::fwrite(text.data(), 1, text.size(), stdout);  // "-": the SVG took stdout
-  std::fflush(stdout);
+  // stdout carries one thing: the SVG (--timeline -), the config (-o -), or else the report.
+  PrintReport(text, args.timeline == "-" || args.output == "-");
 
   if (globals.verbosity >= 0) {
     for (const std::string& w : warnings) PrintWarning(w);
@@ -234,7 +241,7 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
     PrintHint("the peaks are symbolic because dims " + list + " are unbound; rerun with --dims " + example);
   }
   GateInput gate{"planned peak", outcome->peak.sized, outcome->peak.peak_bytes, scan->peak.peak_bytes,
-                 outcome->peak.unbound_dims};
+                 outcome->peak.unbound_dims, UnsizedValueNames(outcome->rewritten.graph, outcome->peak)};
   return CheckGates(args.gates, gate, globals);
 }
 

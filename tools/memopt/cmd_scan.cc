@@ -8,6 +8,7 @@
 #include "analysis/op_table.h"
 #include "analysis/scan.h"
 #include "cli.h"
+#include "io/temp_file.h"
 #include "gates.h"
 #include "report/scan_report.h"
 #include "scan_views.h"
@@ -39,6 +40,9 @@ int RunScan(const ScanArgs& args, const GlobalOptions& globals) {
   if (!gates_ok.ok()) return ReportError(gates_ok);
   Status views_ok = ValidateScanViews(args.views, args.output);
   if (!views_ok.ok()) return ReportError(views_ok);
+  if (!args.output.empty()) {
+    if (Status out = io::CheckOutputPath(args.output, args.model); !out.ok()) return ReportError(out);
+  }
   Stopwatch total;
   auto loaded = LoadAndInfer(args.model);
   if (!loaded.ok()) return ReportError(loaded.status());
@@ -98,7 +102,7 @@ int RunScan(const ScanArgs& args, const GlobalOptions& globals) {
                  loaded->load_ms, loaded->infer_ms, analysis_ms, total.ElapsedMs(), graph.nodes.size());
   }
   GateInput gate{"estimated peak", result->peak.sized, result->peak.peak_bytes, result->peak.peak_bytes,
-                 result->peak.unbound_dims};
+                 result->peak.unbound_dims, UnsizedValueNames(graph, result->peak)};
   return CheckGates(args.gates, gate, globals);
 }
 

@@ -1,5 +1,6 @@
 #include "gates.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -71,7 +72,17 @@ Status ValidateGateOptions(const GateOptions& options) {
     auto t = ParseTolerance(options.tolerance);
     if (!t.ok()) return t.status();
   }
+  if (!options.baseline.empty()) {
+    auto baseline = BaselinePeak(options.baseline);  // read again at the check: it is small
+    if (!baseline.ok()) return baseline.status();
+  }
   return Status::Ok();
+}
+
+std::vector<std::string> UnsizedValueNames(const Graph& graph, const PeakEstimate& peak) {
+  std::vector<std::string> names;
+  for (ValueId v : peak.unsized) names.push_back(graph.value(v).name);
+  return names;
 }
 
 int CheckGates(const GateOptions& options, const GateInput& input, const GlobalOptions& globals) {
@@ -80,6 +91,17 @@ int CheckGates(const GateOptions& options, const GateInput& input, const GlobalO
     std::string dims;
     for (size_t i = 0; i < input.unbound_dims.size(); ++i) dims += (i ? "," : "") + input.unbound_dims[i] + "=<value>";
     return ReportError(UsageError(fmt::format("the CI gates need a concrete peak; bind the dims with --dims {}", dims)));
+  }
+  if (!input.unsized_values.empty()) {
+    std::string names;
+    const size_t shown = std::min<size_t>(input.unsized_values.size(), 3);
+    for (size_t i = 0; i < shown; ++i) names += (i ? ", '" : "'") + input.unsized_values[i] + "'";
+    if (shown < input.unsized_values.size()) names += fmt::format(", ... ({} more)", input.unsized_values.size() - shown);
+    return ReportError(Status(ErrorCode::kBudgetNotMet,
+                              fmt::format("the CI gates cannot pass: {} value{} of unknown size ({}) would count as 0 "
+                                          "bytes in the {}; see --details for the list and give the model shapes",
+                                          input.unsized_values.size(), input.unsized_values.size() == 1 ? "" : "s",
+                                          names, input.what)));
   }
   int code = kExitOk;
   if (!options.fail_above.empty()) {

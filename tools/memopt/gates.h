@@ -13,6 +13,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "analysis/scan.h"
 #include "cli.h"
 
 namespace memopt::cli {
@@ -28,7 +29,7 @@ struct GateOptions {
 void AddGateOptions(CLI::App& app, GateOptions& options);
 
 /// Checks the option values before any work (usage errors: bad size, bad tolerance,
-/// --tolerance without --baseline).
+/// --tolerance without --baseline; errors: a --baseline report that cannot be read).
 Status ValidateGateOptions(const GateOptions& options);
 
 struct GateInput {
@@ -37,10 +38,16 @@ struct GateInput {
   int64_t peak_bytes = 0;
   int64_t unoptimized_peak_bytes = 0;   ///< reference for fractional --fail-above
   std::vector<std::string> unbound_dims;
+  /// Values of unknown size (counted as 0 bytes): a gate cannot pass while there are any.
+  std::vector<std::string> unsized_values;
 };
 
+/// The names of a peak's values of unknown size, for GateInput::unsized_values.
+std::vector<std::string> UnsizedValueNames(const Graph& graph, const PeakEstimate& peak);
+
 /// Runs the gates: prints one stderr line per gate, returns kExitOk, kExitGate, or the exit code
-/// of an error (unreadable baseline, unsized peak).
+/// of an error (unreadable baseline, unbound dims). Fails closed: values of unknown size give
+/// kExitGate with the reason, never a pass.
 int CheckGates(const GateOptions& options, const GateInput& input, const GlobalOptions& globals);
 
 }  // namespace memopt::cli

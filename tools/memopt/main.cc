@@ -71,6 +71,15 @@ std::string ExplainExtras(const CLI::ExtrasError& e, CLI::App& app, int argc, ch
   return message;
 }
 
+/// Ends the process's output: a failed write to stdout (a full disk, /dev/full) turns a success
+/// into exit 1 with one error line, never a silent success.
+int FinishStdout(int code) {
+  memopt::Status closed = memopt::cli::CloseStdout();
+  // A command that failed has said why; a failed write is its error only when it succeeded.
+  if (!closed.ok() && code == memopt::cli::kExitOk) return memopt::cli::ReportError(closed);
+  return code;
+}
+
 }  // namespace
 
 /// Ctrl-C / SIGTERM: remove the temporaries of half-written outputs, then exit 130. Outputs are
@@ -106,19 +115,19 @@ int main(int argc, char** argv) {
   }
   if (argc == 2 && std::strcmp(argv[1], "help") == 0) {
     std::cout << app.help();
-    return kExitOk;
+    return FinishStdout(kExitOk);
   }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     std::cout << app.help();
-    return kExitOk;
+    return FinishStdout(kExitOk);
   } catch (const CLI::CallForAllHelp&) {
     std::cout << app.help("", CLI::AppFormatMode::All);
-    return kExitOk;
+    return FinishStdout(kExitOk);
   } catch (const CLI::CallForVersion&) {
     std::cout << VersionString() << "\n";
-    return kExitOk;
+    return FinishStdout(kExitOk);
   } catch (const CLI::ExtrasError& e) {
     ConfigureTerminal(globals);
     return ReportError(memopt::UsageError(ExplainExtras(e, app, argc, argv)));
@@ -131,7 +140,18 @@ int main(int argc, char** argv) {
   if (std::getenv("NO_COLOR") != nullptr) globals.no_color = true;
   ConfigureTerminal(globals);
   Stopwatch watch;
-  const int code = run ? run() : kExitUsage;
+  // No subcommand ends on an uncaught exception: the library reports errors as values, and what
+  // escapes anyway (an allocation the library did not guard) is one error line, exit 1.
+  int code = kExitUsage;
+  try {
+    code = run ? run() : kExitUsage;
+  } catch (const std::bad_alloc&) {
+    code = ReportError(memopt::InvalidInput("out of memory: the step needs more memory than this process can "
+                                            "allocate (check --dims and the model's shapes)"));
+  } catch (const std::exception& e) {
+    code = ReportError(memopt::InternalError(std::string("unexpected error: ") + e.what()));
+  }
+  code = FinishStdout(code);
   if (globals.verbosity >= 1) {
     std::string command;
     for (int i = 1; i < argc; ++i) command += std::string(i > 1 ? " " : "") + argv[i];
