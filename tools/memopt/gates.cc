@@ -35,9 +35,17 @@ Expected<int64_t> BaselinePeak(const std::string& path) {
   if (!in) return InvalidInput(path + ": cannot open the --baseline report");
   std::stringstream text;
   text << in.rdbuf();
+  const std::string content = text.str();
+  for (size_t i = 0; i < content.size() && i < 256; ++i) {
+    const auto c = static_cast<unsigned char>(content[i]);
+    if (c < 0x20 && c != '\n' && c != '\r' && c != '\t') {
+      return InvalidInput(path + ": a binary file, not a JSON report (--baseline takes an earlier `memopt scan|plan "
+                                 "--format json` report, not a model)");
+    }
+  }
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text.str());
+    j = nlohmann::json::parse(content);
   } catch (const nlohmann::json::exception& e) {
     return InvalidInput(path + ": not a JSON report (" + e.what() + "); make baselines with --format json");
   }

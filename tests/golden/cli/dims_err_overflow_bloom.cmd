@@ -1,0 +1,1 @@
+scan @DATA@/ort_recompute/3layer_bloom_optimized_training.onnx --dims inputs_attention_mask_dim0=9223372036854775807,inputs_attention_mask_dim1=9223372036854775807,inputs_input_ids_dim0=9223372036854775807,inputs_labels_dim0=9223372036854775807,inputs_labels_dim1=9223372036854775807 --fail-above 3GiB

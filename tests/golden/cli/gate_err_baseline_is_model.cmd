@@ -1,0 +1,1 @@
+scan @SRC@/tests/data/run/sym_relu.onnx --baseline @SRC@/tests/data/run/sym_relu.onnx

@@ -1,0 +1,1 @@
+-qq scan @SRC@/tests/data/run/unknown_size.onnx --fail-above 1GiB

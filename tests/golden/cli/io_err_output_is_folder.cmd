@@ -1,0 +1,1 @@
+scan @SRC@/tests/data/run/sym_relu.onnx -o @WORK@

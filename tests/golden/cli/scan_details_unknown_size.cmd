@@ -1,0 +1,1 @@
+scan @SRC@/tests/data/run/unknown_size.onnx --details
