@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <limits>
 
@@ -258,7 +259,21 @@ Status WriteTensorFile(const std::string& path, const Tensor& tensor, const std:
 
 namespace memopt {
 
-Expected<std::map<std::string, Tensor>> ReadInputDir(const std::string& dir, const Graph& graph) {
+namespace {
+
+/// The <i> of "<prefix><i>", or nullopt.
+std::optional<size_t> NumberedStem(const std::string& stem, const std::string& prefix) {
+  if (stem.rfind(prefix, 0) != 0 || stem.size() == prefix.size() || stem.size() > prefix.size() + 9) return std::nullopt;
+  for (size_t i = prefix.size(); i < stem.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(stem[i]))) return std::nullopt;
+  }
+  return static_cast<size_t>(std::stoul(stem.substr(prefix.size())));
+}
+
+}  // namespace
+
+Expected<std::map<std::string, Tensor>> ReadInputDir(const std::string& dir, const Graph& graph,
+                                                     std::map<std::string, ExpectedOutput>* expected) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return InvalidInput(dir + ": not a folder (--inputs expects a folder of .pb files)");
@@ -269,32 +284,41 @@ Expected<std::map<std::string, Tensor>> ReadInputDir(const std::string& dir, con
   if (ec) return InvalidInput(dir + ": cannot list the folder: " + ec.message());
   std::sort(files.begin(), files.end());
   std::map<std::string, Tensor> feeds;
-  std::map<std::string, std::string> source;  // input name -> file
+  std::map<std::string, std::string> source;  // input or output name -> file
   for (const fs::path& file : files) {
     std::string name;
     MEMOPT_ASSIGN_OR_RETURN(Tensor t, ReadTensorFile(file.string(), &name));
     const ValueId by_name = name.empty() ? kNone : graph.FindValue(name);
-    std::string input;
+    const std::string stem = file.stem().string();
+    const std::optional<size_t> input_index = NumberedStem(stem, "input_");
+    const std::optional<size_t> output_index = NumberedStem(stem, "output_");
+    std::string input, output;
     if (by_name != kNone && graph.value(by_name).is_graph_input) {
       input = name;
+    } else if (input_index.has_value() && *input_index < graph.inputs.size()) {
+      input = graph.value(graph.inputs[*input_index]).name;
+    } else if (by_name != kNone && graph.value(by_name).is_graph_output) {
+      output = name;
+    } else if (output_index.has_value() && *output_index < graph.outputs.size()) {
+      output = graph.value(graph.outputs[*output_index]).name;
     } else {
-      const std::string stem = file.stem().string();
-      size_t index = 0;
-      bool numbered = stem.rfind("input_", 0) == 0 && stem.size() > 6;
-      for (size_t i = 6; numbered && i < stem.size(); ++i) numbered = std::isdigit(static_cast<unsigned char>(stem[i]));
-      if (numbered) index = std::stoul(stem.substr(6));
-      if (!numbered || index >= graph.inputs.size()) {
-        return InvalidInput(file.string() + ": tensor '" + name + "' matches no graph input by name" +
-                            (numbered ? " and the model has only " + std::to_string(graph.inputs.size()) + " inputs"
-                                      : " and the file is not named input_<i>.pb"));
-      }
-      input = graph.value(graph.inputs[index]).name;
+      std::string why = " matches no graph input or output by name";
+      if (input_index) why += " and the model has only " + std::to_string(graph.inputs.size()) + " inputs";
+      else if (output_index) why += " and the model has only " + std::to_string(graph.outputs.size()) + " outputs";
+      else why += " and the file is not named input_<i>.pb or output_<i>.pb";
+      return InvalidInput(file.string() + ": tensor '" + name + "'" + why);
     }
-    auto [it, inserted] = source.emplace(input, file.string());
+    const std::string& key = input.empty() ? output : input;
+    auto [it, inserted] = source.emplace(key, file.string());
     if (!inserted) {
-      return InvalidInput("input '" + input + "' is given twice: " + it->second + " and " + file.string());
+      return InvalidInput(std::string(input.empty() ? "output '" : "input '") + key + "' is given twice: " +
+                          it->second + " and " + file.string());
     }
-    feeds.emplace(input, std::move(t));
+    if (!input.empty()) {
+      feeds.emplace(input, std::move(t));
+    } else if (expected != nullptr) {
+      expected->emplace(output, ExpectedOutput{std::move(t), file.string()});
+    }
   }
   return feeds;
 }

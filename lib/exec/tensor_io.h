@@ -17,10 +17,20 @@ onnx::TensorProto TensorToProto(const Tensor& tensor, const std::string& name);
 Expected<Tensor> ReadTensorFile(const std::string& path, std::string* name = nullptr);
 Status WriteTensorFile(const std::string& path, const Tensor& tensor, const std::string& name);
 
-/// The `--inputs DIR` convention: every DIR/*.pb (sorted by file name) is a TensorProto; one whose
-/// name is a graph input binds to it by name, else a file named input_<i>.pb binds to
-/// graph.inputs[i]. A file matching neither, or two files for one input, is an error naming them.
-Expected<std::map<std::string, Tensor>> ReadInputDir(const std::string& dir, const Graph& graph);
+/// An expected value of a graph output, read from an ONNX test-data set (output_<i>.pb).
+struct ExpectedOutput {
+  Tensor tensor;
+  std::string file;
+};
+
+/// The `--inputs DIR` convention, which includes ONNX test-data sets (`test_data_set_0/`): every
+/// DIR/*.pb (sorted by file name) is a TensorProto. One whose name is a graph input binds to it
+/// by name, else a file named input_<i>.pb binds to graph.inputs[i]. A file named output_<i>.pb,
+/// or one whose tensor name is a graph output, is the expected value of that output (by name,
+/// else graph.outputs[i]); these go to `expected` (ignored when it is null). A file matching
+/// none of these, or two files for one input or output, is an error naming them.
+Expected<std::map<std::string, Tensor>> ReadInputDir(const std::string& dir, const Graph& graph,
+                                                     std::map<std::string, ExpectedOutput>* expected = nullptr);
 
 /// File name for a saved output: the value name with '/' and ':' replaced by '_', plus ".pb".
 std::string OutputFileName(const std::string& value_name);

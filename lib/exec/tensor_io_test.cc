@@ -1,5 +1,7 @@
 #include "exec/tensor_io.h"
 
+#include "io/model_loader.h"
+
 #include <filesystem>
 #include <fstream>
 
@@ -156,6 +158,47 @@ TEST_CASE("tensor io: files round-trip", "[exec][tensor_io]") {
   REQUIRE(WriteTensorFile(path, s, "s").ok());
   CHECK(ReadTensorFile(path)->strings()[0] == "hello");
   CHECK_FALSE(ReadTensorFile((dir / "missing.pb").string()).ok());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("tensor io: an ONNX test-data set binds inputs and expected outputs", "[exec][tensor_io]") {
+  auto model = LoadModelFromText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[2] a, float[2] b) => (float[2] sum, float[2] prod) {
+      sum = Add(a, b)
+      prod = Mul(a, b)
+    })");
+  REQUIRE(model.ok());
+  const Graph& graph = model->graph;
+  auto dir = TempDir("test_set");
+  Tensor t(DataType::kFloat, {2});
+  // As the ONNX backend tests store them: tensor names of their own, matched by position.
+  REQUIRE(WriteTensorFile((dir / "input_0.pb").string(), t, "x").ok());
+  REQUIRE(WriteTensorFile((dir / "input_1.pb").string(), t, "y").ok());
+  REQUIRE(WriteTensorFile((dir / "output_0.pb").string(), t, "z").ok());
+  REQUIRE(WriteTensorFile((dir / "expected_prod.pb").string(), t, "prod").ok());  // by name
+  std::map<std::string, ExpectedOutput> expected;
+  auto feeds = ReadInputDir(dir.string(), graph, &expected);
+  REQUIRE(feeds.ok());
+  CHECK(feeds->size() == 2);
+  CHECK(feeds->count("a") == 1);
+  CHECK(feeds->count("b") == 1);
+  REQUIRE(expected.size() == 2);
+  CHECK(expected.at("sum").file == (dir / "output_0.pb").string());
+  CHECK(expected.at("prod").file == (dir / "expected_prod.pb").string());
+  // Without a place for them, expected outputs are skipped (bench, fixtures).
+  CHECK(ReadInputDir(dir.string(), graph)->size() == 2);
+  // Two files for one output, and numbers past the graph's outputs, are errors naming the files.
+  REQUIRE(WriteTensorFile((dir / "output_1.pb").string(), t, "w").ok());
+  CHECK(ReadInputDir(dir.string(), graph, &expected).status().message() ==
+        "output 'prod' is given twice: " + (dir / "expected_prod.pb").string() + " and " +
+            (dir / "output_1.pb").string());
+  std::filesystem::remove(dir / "expected_prod.pb");
+  std::filesystem::remove(dir / "output_1.pb");
+  REQUIRE(WriteTensorFile((dir / "output_5.pb").string(), t, "w").ok());
+  CHECK(ReadInputDir(dir.string(), graph, &expected).status().message() ==
+        (dir / "output_5.pb").string() +
+            ": tensor 'w' matches no graph input or output by name and the model has only 2 outputs");
   std::filesystem::remove_all(dir);
 }
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "exec/executor.h"
+#include "exec/tensor_compare.h"
 #include "exec/tensor_io.h"
 #include "io/model_loader.h"
 #include "shape/shape_infer.h"
@@ -76,49 +77,9 @@ std::vector<std::string> Split(const std::string& s, char sep) {
   return out;
 }
 
-std::string ValueText(const Tensor& t, int64_t i) {
-  if (t.dtype() == DataType::kString) return "'" + t.strings()[i] + "'";
-  std::ostringstream s;
-  s.precision(9);
-  s << t.GetAsDouble(i);
-  return s.str();
-}
-
 /// "" when `actual` matches `expected`, else the first mismatch.
 std::string Compare(const Tensor& actual, const Tensor& expected) {
-  if (actual.dtype() != expected.dtype()) {
-    return "dtype " + DataTypeName(actual.dtype()) + ", expected " + DataTypeName(expected.dtype());
-  }
-  if (actual.shape() != expected.shape()) return "shape " + actual.Describe() + ", expected " + expected.Describe();
-  const int64_t n = expected.numel();
-  int64_t bad = 0, first = -1;
-  for (int64_t i = 0; i < n; ++i) {
-    bool ok;
-    if (expected.dtype() == DataType::kString) {
-      ok = actual.strings()[i] == expected.strings()[i];
-    } else if (IsFloatingPoint(expected.dtype())) {
-      const double a = actual.GetAsDouble(i), e = expected.GetAsDouble(i);
-      if (std::isnan(e) || std::isnan(a)) {
-        ok = std::isnan(e) && std::isnan(a);
-      } else if (std::isinf(e) || std::isinf(a)) {
-        ok = a == e;
-      } else {
-        ok = std::fabs(a - e) <= kAtol + kRtol * std::fabs(e);
-      }
-    } else if (expected.dtype() == DataType::kInt64 || expected.dtype() == DataType::kUint64) {
-      ok = std::memcmp(static_cast<const char*>(actual.raw()) + 8 * i, static_cast<const char*>(expected.raw()) + 8 * i,
-                       8) == 0;
-    } else {
-      ok = actual.GetAsDouble(i) == expected.GetAsDouble(i);
-    }
-    if (!ok) {
-      if (first < 0) first = i;
-      ++bad;
-    }
-  }
-  if (bad == 0) return {};
-  return std::to_string(bad) + " of " + std::to_string(n) + " values differ; first at " + std::to_string(first) +
-         ": got " + ValueText(actual, first) + ", expected " + ValueText(expected, first);
+  return CompareTensors(actual, expected, CompareOptions{kRtol, kAtol}).mismatch;
 }
 
 /// Why the executor cannot run this model, or "".

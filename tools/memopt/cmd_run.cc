@@ -1,10 +1,12 @@
 // memopt run MODEL: runs the model once on the CPU reference executor, in the order `scan` uses,
 // and prints the measured peak memory (same accounting rules as scan's static estimate).
 #include <filesystem>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "cli.h"
+#include "exec/tensor_compare.h"
 #include "exec/executor.h"
 #include "exec/tensor_io.h"
 #include "run_inputs.h"
@@ -20,6 +22,8 @@ struct RunArgs {
   std::string save_outputs;
   std::string dims;
   uint64_t seed = 0;
+  double rtol = 1e-3;
+  double atol = 1e-7;
 };
 
 std::string NodeText(const Graph& graph, NodeId node) {
@@ -75,8 +79,37 @@ int RunRun(const RunArgs& args, const GlobalOptions& globals) {
                       WithThousands(mem.weights_and_inputs_bytes));
   text += fmt::format("time: {:.3f} ms (nodes), {:.3f} ms (with initializer reading)\n", result->elapsed_ms, total_ms);
   if (!args.save_outputs.empty()) text += fmt::format("outputs: {} written to {}\n", written, args.save_outputs);
+
+  // Expected outputs of an ONNX test-data set: all must match, else exit 5 with the worst one.
+  int code = kExitOk;
+  Status mismatch = Status::Ok();
+  if (!inputs->expected.empty()) {
+    const CompareOptions compare{args.rtol, args.atol};
+    size_t matched = 0;
+    std::pair<int64_t, double> worst{-1, 0.0};  // most differing values, then largest difference
+    for (const auto& [name, want] : inputs->expected) {
+      auto it = result->outputs.find(name);
+      if (it == result->outputs.end()) {
+        return ReportError(InternalError("graph output '" + name + "' was not computed"));
+      }
+      const TensorComparison c = CompareTensors(it->second, want.tensor, compare);
+      if (c.match) {
+        ++matched;
+        continue;
+      }
+      if (std::make_pair(c.values_differing, c.worst_abs_diff) > worst) {
+        worst = {c.values_differing, c.worst_abs_diff};
+        mismatch = Status(ErrorCode::kVerifyFailed,
+                          fmt::format("output '{}' differs from {}: {} (largest |difference| {:g}; rtol {:g}, atol {:g})",
+                                      name, want.file, c.mismatch, c.worst_abs_diff, args.rtol, args.atol));
+      }
+    }
+    text += fmt::format("expected outputs: {} of {} match (rtol {:g}, atol {:g})\n", matched,
+                        inputs->expected.size(), args.rtol, args.atol);
+  }
   std::fwrite(text.data(), 1, text.size(), stdout);
-  return kExitOk;
+  if (!mismatch.ok()) code = ReportError(mismatch);
+  return code;
 }
 
 }  // namespace
@@ -86,8 +119,15 @@ std::function<int()> SetupRun(CLI::App& app, const GlobalOptions& globals) {
   app.add_option("model", args->model, "ONNX model (forward-only or training graph)")->required();
   app.add_option("--inputs", args->inputs,
                  "folder of TensorProto .pb files: bound by tensor name, or input_<i>.pb by position; "
-                 "other inputs get seeded random values");
+                 "other inputs get seeded random values; output_<i>.pb files (an ONNX test-data set) are "
+                 "expected outputs, compared with --rtol/--atol (exit 5 when one differs)");
   app.add_option("--save-outputs", args->save_outputs, "write each graph output to DIR/<name>.pb");
+  app.add_option("--rtol", args->rtol, "relative tolerance for expected outputs (output_<i>.pb in --inputs)")
+      ->default_val(1e-3)
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--atol", args->atol, "absolute tolerance for expected outputs")
+      ->default_val(1e-7)
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--dims", args->dims, "bind symbolic input dims, e.g. batch=8,seq_len=512");
   app.add_option("--seed", args->seed, "seed of the random inputs (and of Dropout without a seed attribute)")
       ->default_val(0);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "exec/tensor.h"
+#include "exec/tensor_io.h"
 #include "io/model_loader.h"
 
 namespace memopt::cli {
@@ -14,6 +15,8 @@ struct RunInputs {
   std::map<std::string, Tensor> feeds;
   std::map<std::string, std::string> origin;  ///< input name -> "file" or "random"
   DimBindings dims;                           ///< --dims plus dims read off the given tensors
+  /// Expected graph outputs found in --inputs (output_<i>.pb of an ONNX test-data set), by name.
+  std::map<std::string, ExpectedOutput> expected;
 };
 
 /// `inputs_dir` may be empty. `given` (already bound tensors, e.g. the first model's inputs for a
