@@ -84,6 +84,8 @@ class CudaRun {
     ctx.cublas = cublas.get();
     ctx.allow_tf32 = options_.allow_tf32;
     ctx.run_seed = options_.seed;
+    ctx.output_grads = &options_.output_grads;
+    ctx.graph = &graph_;
     EventTimer timer;
     MEMOPT_RETURN_IF_ERROR(timer.Start(pool_->stream()));
     for (int32_t step = 0; step < steps; ++step) {

@@ -4,6 +4,8 @@
 // static estimate and with `memopt run`. Outputs come back as CPU Tensors.
 #pragma once
 
+#include "exec/output_gradients.h"
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -23,6 +25,8 @@ struct CudaRunOptions {
   std::vector<NodeId> order;
   uint64_t seed = 0;
   bool allow_tf32 = false;                       ///< float32 MatMul/Gemm may use TF32
+  /// What the YieldOp hands the backward as gradients of the module outputs (as RunOptions).
+  OutputGradients output_grads;
   const CudaKernelRegistry* registry = nullptr;  ///< nullptr = CudaKernelRegistry::Builtin()
   /// Pool to run in (kept across bench iterations so its cache is warm); nullptr = a new one.
   std::shared_ptr<DevicePool> pool;

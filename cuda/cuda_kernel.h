@@ -3,6 +3,8 @@
 // stream. Kernels are registered explicitly by (domain, op), like the CPU ones.
 #pragma once
 
+#include "exec/output_gradients.h"
+
 #include <cublas_v2.h>
 
 #include <map>
@@ -28,6 +30,10 @@ struct CudaKernelContext {
   bool allow_tf32 = false;          ///< float32 MatMul/Gemm may use TF32 tensor cores
   /// Seed of this run, as KernelContext::run_seed (Dropout-family ops without a `seed` attribute).
   uint64_t run_seed = 0;
+  /// Incoming gradients for the YieldOp (nullptr: the defaults of OutputGradients).
+  const OutputGradients* output_grads = nullptr;
+  /// The graph being run (may be nullptr in unit tests): names of values.
+  const Graph* graph = nullptr;
 
   cudaStream_t stream() const { return pool->stream(); }
   int num_inputs() const { return static_cast<int>(inputs.size()); }

@@ -44,23 +44,24 @@ Status IdentityKernel(CudaKernelContext& ctx) {
   return Status::Ok();
 }
 
-/// com.microsoft YieldOp: as the CPU executor (exec/kernels/all_kernels.cc), output j is the j-th
-/// input not listed in non_differentiable_outputs.
+/// com.microsoft YieldOp: as the CPU executor (exec/kernels/all_kernels.cc), output j is the
+/// incoming gradient of the j-th differentiable module output (exec/output_gradients.h), made on
+/// the host from the output's shape and uploaded.
 Status YieldOpKernel(CudaKernelContext& ctx) {
-  const std::vector<int64_t> listed = ctx.node->GetInts("non_differentiable_outputs");
-  const std::set<int64_t> nondiff(listed.begin(), listed.end());
-  size_t j = 0;
-  for (int i = 0; i < ctx.num_inputs() && j < ctx.outputs.size(); ++i) {
-    if (nondiff.count(i) != 0) continue;
-    if (ctx.node->outputs[j] != kNone) {
-      if (!ctx.has_input(i)) return ctx.Error("input " + std::to_string(i) + " is missing");
-      ctx.outputs[j] = ctx.input(i);
-    }
-    ++j;
-  }
-  if (j < ctx.outputs.size()) {
-    return ctx.Error("has " + std::to_string(ctx.outputs.size()) + " outputs but only " + std::to_string(j) +
-                     " differentiable inputs");
+  static const OutputGradients kDefaults;
+  const OutputGradients& options = ctx.output_grads != nullptr ? *ctx.output_grads : kDefaults;
+  for (size_t j = 0; j < ctx.outputs.size(); ++j) {
+    MEMOPT_ASSIGN_OR_RETURN(const int i, YieldInputForOutput(*ctx.node, j));
+    if (ctx.node->outputs[j] == kNone) continue;
+    if (!ctx.has_input(i)) return ctx.Error("input " + std::to_string(i) + " is missing");
+    const DeviceTensor& forward = ctx.input(i);
+    const std::string name = ctx.graph != nullptr ? ctx.graph->value(ctx.node->outputs[j]).name
+                                                  : "yield_output_" + std::to_string(j);
+    auto gradient = IncomingGradient(name, Tensor::Meta(forward.dtype(), forward.shape()), ctx.run_seed, options);
+    if (!gradient.ok()) return ctx.Error(gradient.status().message());
+    auto uploaded = DeviceTensor::Upload(ctx.pool, *gradient);
+    if (!uploaded.ok()) return ctx.Error(uploaded.status().message());
+    ctx.outputs[j] = std::move(uploaded).value();
   }
   return Status::Ok();
 }

@@ -49,6 +49,8 @@ class Run {
     const auto start = std::chrono::steady_clock::now();
     KernelContext ctx;
     ctx.run_seed = options_.seed;
+    ctx.output_grads = &options_.output_grads;
+    ctx.graph = &graph_;
     for (int32_t step = 0; step < steps; ++step) {
       const Node& node = graph_.node(order_.order[step]);
       MEMOPT_RETURN_IF_ERROR(RunNode(node, ctx));

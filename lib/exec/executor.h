@@ -9,6 +9,7 @@
 
 #include "analysis/exec_order.h"
 #include "exec/kernel.h"
+#include "exec/output_gradients.h"
 #include "exec/tensor.h"
 #include "io/model_loader.h"
 #include "sym/sym_expr.h"
@@ -20,6 +21,8 @@ struct RunOptions {
   std::vector<NodeId> order;
   uint64_t seed = 0;
   const KernelRegistry* registry = nullptr;  ///< nullptr = KernelRegistry::Cpu()
+  /// What the YieldOp hands the backward as gradients of the module outputs.
+  OutputGradients output_grads;
 };
 
 struct MemoryStats {

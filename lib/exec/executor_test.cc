@@ -239,24 +239,51 @@ TEST_CASE("executor: fed initializers replace the stored values", "[exec][execut
   CHECK(bad.status().message() == "initializer 'w': fed float[1], the model has float[3]");
 }
 
-TEST_CASE("executor: YieldOp passes module outputs through as gradients", "[exec][executor]") {
+TEST_CASE("executor: YieldOp feeds the incoming gradients loss.backward() would", "[exec][executor]") {
   Model m = testing::TextModel(R"(
     <ir_version: 8, opset_import: ["" : 15, "com.microsoft" : 1]>
-    g (float[3] x, float[2] y) => (float[3] out, float[3] gx) {
+    g (float[3] x, float[2] y, float[1] z) => (float[3] gx, float[1] gl) {
       out = Relu(x)
-      loss = Relu(y)
-      gx = com.microsoft.YieldOp <non_differentiable_outputs = [1], full_shape_outputs = [0]> (out, loss)
+      mask = Relu(y)
+      loss = Relu(z)
+      gx, gl = com.microsoft.YieldOp <non_differentiable_outputs = [1], full_shape_outputs = [0, 2]> (out, mask, loss)
     })",
-                               {"relu", "relu2", "yield"});
+                               {"relu", "relu2", "relu3", "yield"});
+  std::map<std::string, Tensor> feeds = {{"x", Floats({3}, {-1, 2, 3})}, {"y", Iota({2})}, {"z", Floats({1}, {5})}};
   RunOptions options;
   options.registry = &TestRegistry();
-  auto run = Execute(m, {{"x", Floats({3}, {-1, 2, 3})}, {"y", Iota({2})}}, options);
+  auto run = Execute(m, feeds, options);
   INFO(run.status().message());
   REQUIRE(run.ok());
+  // A one-element output is a loss: d loss / d loss = 1, whatever the loss value (5).
+  CHECK(run->outputs.at("gl").Describe() == "float[1]");
+  CHECK(run->outputs.at("gl").GetAsDouble(0) == 1.0);
+  // Other outputs: seeded uniform values in [-1, 1), the same for the same seed and name.
   const Tensor& gx = run->outputs.at("gx");
   CHECK(gx.Describe() == "float[3]");
-  CHECK(gx.GetAsDouble(0) == 0.0);
-  CHECK(gx.GetAsDouble(2) == 3.0);
+  for (int64_t i = 0; i < 3; ++i) CHECK(std::abs(gx.GetAsDouble(i)) < 1.0);
+  CHECK(gx.GetAsDouble(0) != gx.GetAsDouble(1));
+  auto again = Execute(m, feeds, options);
+  REQUIRE(again.ok());
+  CHECK(again->outputs.at("gx").GetAsDouble(2) == gx.GetAsDouble(2));
+  options.seed = 1;
+  CHECK(Execute(m, feeds, options)->outputs.at("gx").GetAsDouble(2) != gx.GetAsDouble(2));
+  // --output-grads ones.
+  options.output_grads.mode = OutputGradMode::kOnes;
+  CHECK(Execute(m, feeds, options)->outputs.at("gx").GetAsDouble(1) == 1.0);
+  // Given gradients win, and must match the output they are the gradient of.
+  options.output_grads.given["gx"] = Floats({3}, {7, 8, 9});
+  options.output_grads.given["gl"] = Floats({1}, {0.5});
+  run = Execute(m, feeds, options);
+  REQUIRE(run.ok());
+  CHECK(run->outputs.at("gx").GetAsDouble(2) == 9.0);
+  CHECK(run->outputs.at("gl").GetAsDouble(0) == 0.5);
+  options.output_grads.given["gx"] = Floats({2}, {7, 8});
+  CHECK(Execute(m, feeds, options).status().message() ==
+        "node 'yield' (YieldOp): incoming gradient 'gx' is float[2]; the output it is the gradient of is float[3]");
+  // The names a caller may use: the YieldOp output's, or "<module output>_grad".
+  const std::map<std::string, std::string> names = YieldGradientNames(m.graph);
+  CHECK(names == std::map<std::string, std::string>{{"gl", "gl"}, {"gx", "gx"}, {"loss_grad", "gl"}, {"out_grad", "gx"}});
 }
 
 TEST_CASE("executor: explicit orders are checked", "[exec][executor]") {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/output_gradients.h"
 #include "exec/tensor.h"
 #include "ir/graph.h"
 #include "util/status.h"
@@ -30,6 +31,8 @@ struct KernelContext {
   /// shape is not a function of their inputs (MaxPoolGrad, AveragePoolGrad: the forward X shape),
   /// which read the statically inferred shape of their output value, like ORT does.
   const Graph* graph = nullptr;
+  /// Incoming gradients for the YieldOp (nullptr: the defaults of OutputGradients).
+  const OutputGradients* output_grads = nullptr;
 
   int num_inputs() const { return static_cast<int>(inputs.size()); }
   bool has_input(int i) const { return i < num_inputs() && inputs[i] != nullptr; }

@@ -109,6 +109,22 @@ std::pair<int64_t, int64_t> IntegerInputRange(const Graph& graph, ValueId value,
   return {0, 2};
 }
 
+void FillUniform(Tensor& t, uint64_t seed, const std::string& name) {
+  const uint64_t key = Mix(seed ^ HashName(name));
+  const int64_t n = t.numel();
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t r = Mix(key + static_cast<uint64_t>(i));
+    const double u = static_cast<double>(r >> 11) * 0x1.0p-53;  // [0, 1)
+    t.SetFromDouble(i, 2.0 * u - 1.0);
+  }
+  if (t.dtype() == DataType::kFloat16 || t.dtype() == DataType::kBfloat16) {
+    // Rounding may reach +1.0 exactly; keep the half-open range.
+    for (int64_t i = 0; i < n; ++i) {
+      if (t.GetAsDouble(i) >= 1.0) t.SetFromDouble(i, 0.99609375);
+    }
+  }
+}
+
 Expected<Tensor> RandomInput(const Graph& graph, ValueId value, const DimBindings& dims, uint64_t seed) {
   const Value& v = graph.value(value);
   if (!v.info.is_tensor) return Unsupported("input '" + v.name + "' is not a tensor; random values need a tensor");
@@ -118,17 +134,7 @@ Expected<Tensor> RandomInput(const Graph& graph, ValueId value, const DimBinding
   const uint64_t key = Mix(seed ^ HashName(v.name));
   const int64_t n = t.numel();
   if (IsFloatingPoint(dt) && ElemByteSize(dt) >= 2) {
-    for (int64_t i = 0; i < n; ++i) {
-      const uint64_t r = Mix(key + static_cast<uint64_t>(i));
-      const double u = static_cast<double>(r >> 11) * 0x1.0p-53;  // [0, 1)
-      t.SetFromDouble(i, 2.0 * u - 1.0);
-    }
-    if (dt == DataType::kFloat16 || dt == DataType::kBfloat16) {
-      // Rounding may reach +1.0 exactly; keep the half-open range.
-      for (int64_t i = 0; i < n; ++i) {
-        if (t.GetAsDouble(i) >= 1.0) t.SetFromDouble(i, 0.99609375);
-      }
-    }
+    FillUniform(t, seed, v.name);
     return t;
   }
   if (dt == DataType::kBool || IsInteger(dt)) {

@@ -25,6 +25,9 @@ Expected<std::vector<int64_t>> ConcreteInputShape(const Graph& graph, ValueId va
 /// [lo, hi) range for random integers fed to `value`, from how the graph uses it.
 std::pair<int64_t, int64_t> IntegerInputRange(const Graph& graph, ValueId value, const DimBindings& dims);
 
+/// Fills floating-point `t` with uniform values in [-1, 1), deterministic for (seed, name).
+void FillUniform(Tensor& t, uint64_t seed, const std::string& name);
+
 /// A random tensor for graph input `value` (deterministic for a given seed and input name).
 Expected<Tensor> RandomInput(const Graph& graph, ValueId value, const DimBindings& dims, uint64_t seed);
 

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <limits>
 
+#include "exec/output_gradients.h"
 #include "io/atomic_write.h"
 
 namespace memopt {
@@ -273,7 +274,10 @@ std::optional<size_t> NumberedStem(const std::string& stem, const std::string& p
 }  // namespace
 
 Expected<std::map<std::string, Tensor>> ReadInputDir(const std::string& dir, const Graph& graph,
-                                                     std::map<std::string, ExpectedOutput>* expected) {
+                                                     std::map<std::string, ExpectedOutput>* expected,
+                                                     std::map<std::string, Tensor>* output_grads) {
+  const std::map<std::string, std::string> gradient_names =
+      output_grads != nullptr ? YieldGradientNames(graph) : std::map<std::string, std::string>{};
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return InvalidInput(dir + ": not a folder (--inputs expects a folder of .pb files)");
@@ -292,7 +296,20 @@ Expected<std::map<std::string, Tensor>> ReadInputDir(const std::string& dir, con
     const std::string stem = file.stem().string();
     const std::optional<size_t> input_index = NumberedStem(stem, "input_");
     const std::optional<size_t> output_index = NumberedStem(stem, "output_");
-    std::string input, output;
+    std::string input, output, gradient;
+    if (auto g = gradient_names.find(name); g != gradient_names.end()) {
+      gradient = g->second;
+    } else if (auto gs = gradient_names.find(stem); gs != gradient_names.end() && by_name == kNone) {
+      gradient = gs->second;
+    }
+    if (!gradient.empty()) {
+      auto [it, inserted] = source.emplace("gradient " + gradient, file.string());
+      if (!inserted) {
+        return InvalidInput("the gradient '" + gradient + "' is given twice: " + it->second + " and " + file.string());
+      }
+      output_grads->emplace(gradient, std::move(t));
+      continue;
+    }
     if (by_name != kNone && graph.value(by_name).is_graph_input) {
       input = name;
     } else if (input_index.has_value() && *input_index < graph.inputs.size()) {

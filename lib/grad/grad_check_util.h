@@ -1,12 +1,12 @@
 // Test helper: checks the gradients `memopt grad` builds against central finite differences in
 // float64, running both the training graph and the forward model on the CPU executor.
 //
-// How the seed works: the executor treats the YieldOp as the identity from the differentiated
-// outputs to their incoming gradients, so a training graph run computes
-//     sum over seeded outputs o of  o . d o / d x   =  d/dx ( 1/2 * sum_o ||o||^2 ).
-// For a scalar loss L that is L * dL/dx. The finite differences are therefore taken of
-// F(x) = 1/2 * sum_o ||o||^2 over the same outputs (GradResult::seeded_outputs), which needs no
-// special treatment of the YieldOp and checks scalar losses and output gradients alike.
+// How the seed works: the executor's YieldOp feeds each differentiated output o an incoming
+// gradient g_o (exec/output_gradients.h): 1 for a one-element output (a scalar loss), else what
+// the caller gives. The test gives random g_o for the others, so a training graph run computes
+//     sum over seeded outputs o of  g_o . d o / d x   =  d/dx ( sum_o <g_o, o> ),
+// and the finite differences are taken of F(x) = sum_o <g_o, o(x)> over the same outputs
+// (GradResult::seeded_outputs): d loss / d x for a scalar loss, a vector-Jacobian product else.
 #pragma once
 
 #include <algorithm>
@@ -55,16 +55,19 @@ inline RunOptions InOrder(const Model& m) {
   return o;
 }
 
-/// 1/2 * sum of squares of `outputs` after running `model`.
-inline double HalfSquares(const Model& model, const std::map<std::string, Tensor>& feeds,
-                          const std::vector<std::string>& outputs) {
+/// sum_o <g_o, o> after running `model`, with g_o = seeds[o] (1 where absent).
+inline double Objective(const Model& model, const std::map<std::string, Tensor>& feeds,
+                        const std::vector<std::string>& outputs, const std::map<std::string, Tensor>& seeds) {
   auto run = Execute(model, feeds, InOrder(model));
   INFO(run.status().message());
   REQUIRE(run.ok());
   double f = 0;
   for (const std::string& name : outputs) {
     const Tensor& t = run->outputs.at(name);
-    for (int64_t i = 0; i < t.numel(); ++i) f += 0.5 * t.GetAsDouble(i) * t.GetAsDouble(i);
+    auto seed = seeds.find(name);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      f += (seed == seeds.end() ? 1.0 : seed->second.GetAsDouble(i)) * t.GetAsDouble(i);
+    }
   }
   return f;
 }
@@ -102,7 +105,21 @@ inline GradResult RunGradCheck(const GradCheck& c) {
   auto result = BuildGradientGraph(*model, c.options);
   INFO(result.status().message());
   REQUIRE(result.ok());
-  auto run = Execute(result->model, feeds, InOrder(result->model));
+  // Incoming gradients: random for outputs with more than one element; scalars keep the 1 the
+  // executor feeds a loss.
+  auto forward = Execute(*model, feeds, InOrder(*model));
+  REQUIRE(forward.ok());
+  std::map<std::string, Tensor> seeds;
+  RunOptions train = InOrder(result->model);
+  const std::map<std::string, std::string> gradient_names = YieldGradientNames(result->model.graph);
+  for (const std::string& o : result->seeded_outputs) {
+    const Tensor& value = forward->outputs.at(o);
+    if (value.numel() == 1) continue;
+    seeds[o] = RandomDoubles(value.shape(), rng, {-1.0, 1.0});
+    REQUIRE(gradient_names.count(o + "_grad") == 1);
+    train.output_grads.given[gradient_names.at(o + "_grad")] = seeds[o];
+  }
+  auto run = Execute(result->model, feeds, train);
   INFO(run.status().message());
   REQUIRE(run.ok());
   REQUIRE_FALSE(result->gradients.empty());
@@ -115,9 +132,9 @@ inline GradResult RunGradCheck(const GradCheck& c) {
       double* p = param.data<double>() + i;
       const double keep = *p;
       *p = keep + c.step;
-      const double up = HalfSquares(*model, feeds, result->seeded_outputs);
+      const double up = Objective(*model, feeds, result->seeded_outputs, seeds);
       *p = keep - c.step;
-      const double down = HalfSquares(*model, feeds, result->seeded_outputs);
+      const double down = Objective(*model, feeds, result->seeded_outputs, seeds);
       *p = keep;
       const double fd = (up - down) / (2 * c.step);
       const double got = grad.GetAsDouble(i);

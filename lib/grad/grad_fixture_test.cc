@@ -2,10 +2,11 @@
 // scripts/export_torch_fixtures.py wrote to tests/data/grad_fixtures (models exported with
 // torch.onnx.export, inputs, and torch's parameter gradients). No Python is needed here.
 //
-// With a scalar loss the executor's YieldOp hands the loss value itself to the backward as
-// d loss (ort_training_ops.md §4.1: the incoming gradient comes from outside), so the graph
-// computes loss * d loss / d param: the test divides by the loss it ran. The MLP fixture has no
-// loss; its expected gradients are those of torch's backward with grad_output = the output.
+// With a scalar loss the executor's YieldOp seeds the backward with d loss = 1, as
+// `loss.backward()` does (exec/output_gradients.h), so the gradient outputs are compared with
+// autograd's as they are. The MLP fixture has no loss; its expected gradients are those of torch's
+// backward with grad_output = the output, so the test feeds the output it computed as the
+// incoming gradient (<output>_grad).
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -48,13 +49,13 @@ double MaxAbs(const Tensor& t) {
   return m;
 }
 
-/// max |got / scale - want| / max(max |want|, floor). The floor (1% of the largest gradient of
+/// max |got - want| / max(max |want|, floor). The floor (1% of the largest gradient of
 /// the model) keeps gradients that vanish mathematically, whose float32 values are rounding noise
 /// in both frameworks (e.g. a conv bias followed by batch normalization), from dividing by ~0.
-double RelativeError(const Tensor& got, const Tensor& want, double scale, double floor) {
+double RelativeError(const Tensor& got, const Tensor& want, double floor) {
   double diff = 0;
   for (int64_t i = 0; i < want.numel(); ++i) {
-    diff = std::max(diff, std::abs(got.GetAsDouble(i) / scale - want.GetAsDouble(i)));
+    diff = std::max(diff, std::abs(got.GetAsDouble(i) - want.GetAsDouble(i)));
   }
   return diff / std::max(MaxAbs(want), floor);
 }
@@ -77,14 +78,26 @@ TEST_CASE("grad fixtures: gradients match PyTorch autograd", "[grad][fixtures]")
     auto feeds = ReadInputDir((f.dir / "inputs").string(), result->model.graph);
     INFO(feeds.status().message());
     REQUIRE(feeds.ok());
-    auto run = Execute(result->model, *feeds, testing::InOrder(result->model));
+    RunOptions options = testing::InOrder(result->model);
+    auto run = Execute(result->model, *feeds, options);
     INFO(run.status().message());
     REQUIRE(run.ok());
-    double scale = 1;
     if (has_loss) {
-      scale = run->outputs.at(result->loss).GetAsDouble(0);
+      const double loss = run->outputs.at(result->loss).GetAsDouble(0);
       const double torch_loss = f.manifest["loss_value"].get<double>();
-      CHECK(std::abs(scale - torch_loss) <= 1e-5 * std::abs(torch_loss));
+      CHECK(std::abs(loss - torch_loss) <= 1e-5 * std::abs(torch_loss));
+    } else {
+      // torch's grad_output was the output itself: feed it (from a forward run) as the incoming
+      // gradient.
+      auto forward = Execute(*model, *ReadInputDir((f.dir / "inputs").string(), model->graph));
+      REQUIRE(forward.ok());
+      const std::map<std::string, std::string> names = YieldGradientNames(result->model.graph);
+      for (const std::string& output : result->seeded_outputs) {
+        REQUIRE(names.count(output + "_grad") == 1);
+        options.output_grads.given[names.at(output + "_grad")] = forward->outputs.at(output);
+      }
+      run = Execute(result->model, *feeds, options);
+      REQUIRE(run.ok());
     }
     std::set<std::string> built(result->gradients.begin(), result->gradients.end());
     std::map<std::string, Tensor> expected;
@@ -101,7 +114,7 @@ TEST_CASE("grad fixtures: gradients match PyTorch autograd", "[grad][fixtures]")
       REQUIRE(built.count(name) == 1);
       const Tensor& got = run->outputs.at(name + "_grad");
       REQUIRE(got.shape() == want.shape());
-      const double err = RelativeError(got, want, scale, 0.01 * largest);
+      const double err = RelativeError(got, want, 0.01 * largest);
       INFO("relative error " << err);
       CHECK(err < 1e-4);
     }

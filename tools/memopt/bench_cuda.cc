@@ -7,12 +7,13 @@
 namespace memopt::cli {
 
 Expected<CudaBench> BenchOnCuda(const Model& model, const std::map<std::string, Tensor>& feeds, int warmup,
-                                int iters, uint64_t seed, bool allow_tf32,
+                                int iters, uint64_t seed, bool allow_tf32, const OutputGradients& output_grads,
                                 const std::function<void(int)>& on_run) {
   MEMOPT_RETURN_IF_ERROR(cuda::CheckSupported(model.graph, cuda::CudaKernelRegistry::Builtin()));
   cuda::CudaRunOptions options;
   options.seed = seed;
   options.allow_tf32 = allow_tf32;
+  options.output_grads = output_grads;
   MEMOPT_ASSIGN_OR_RETURN(options.pool, cuda::DevicePool::Create());
   MEMOPT_ASSIGN_OR_RETURN(options.cublas, cuda::CreateCublas(options.pool->stream()));
   CudaBench bench;

@@ -29,7 +29,7 @@ struct CudaBench {
 /// Checks every op has a CUDA kernel (Unsupported naming ops and nodes), then runs; `on_run`
 /// (may be empty) is called with the number of runs done after each one.
 Expected<CudaBench> BenchOnCuda(const Model& model, const std::map<std::string, Tensor>& feeds, int warmup,
-                                int iters, uint64_t seed, bool allow_tf32,
+                                int iters, uint64_t seed, bool allow_tf32, const OutputGradients& output_grads,
                                 const std::function<void(int)>& on_run = {});
 
 }  // namespace memopt::cli

@@ -38,6 +38,7 @@ struct BenchArgs {
   int warmup = 2;
   std::string inputs;
   uint64_t seed = 0;
+  std::string output_grads = "random";
   std::string format = "table";
   bool tf32 = false;           ///< --device cuda: float32 MatMul/Gemm may use TF32
   std::string device_text;     ///< --device cuda: the GPU, as ProbeDevice describes it
@@ -87,11 +88,12 @@ Expected<std::map<std::string, Tensor>> PreloadInitializers(const Model& model) 
 }
 
 Expected<ModelBench> BenchOne(const std::string& path, const Model& model, std::map<std::string, Tensor> feeds,
-                              const BenchArgs& args) {
+                              const BenchArgs& args, const OutputGradients& output_grads) {
   MEMOPT_ASSIGN_OR_RETURN(auto weights, PreloadInitializers(model));
   for (auto& [name, t] : weights) feeds.emplace(name, std::move(t));
   RunOptions options;
   options.seed = args.seed;
+  options.output_grads = output_grads;
   ModelBench bench;
   bench.path = path;
   std::vector<double> times;
@@ -99,7 +101,7 @@ Expected<ModelBench> BenchOne(const std::string& path, const Model& model, std::
   Progress progress("benchmarking " + path);
 #ifdef MEMOPT_HAVE_CUDA
   if (args.device == "cuda") {
-    auto run = BenchOnCuda(model, feeds, args.warmup, args.iters, args.seed, args.tf32,
+    auto run = BenchOnCuda(model, feeds, args.warmup, args.iters, args.seed, args.tf32, output_grads,
                            [&progress, total_runs](int done) { progress.Update(done, total_runs); });
     if (!run.ok()) return run.status().WithContext(path);
     times = run->times_ms;
@@ -272,6 +274,8 @@ int RunBench(BenchArgs args, const GlobalOptions&) {
   }
   if (args.iters < 1) return ReportError(UsageError("--iters must be at least 1"));
   if (args.warmup < 0) return ReportError(UsageError("--warmup must be 0 or more"));
+  auto grad_mode = ParseOutputGradMode(args.output_grads);
+  if (!grad_mode.ok()) return ReportError(grad_mode.status());
 
   std::vector<ModelBench> benches;
   std::map<std::string, Tensor> shared;  // inputs of the first model, reused by name
@@ -289,7 +293,10 @@ int RunBench(BenchArgs args, const GlobalOptions&) {
     auto inputs = PrepareInputs(loaded->model.graph, args.inputs, args.dims, args.seed, shared);
     if (!inputs.ok()) return ReportError(inputs.status().WithContext(path));
     if (shared.empty()) shared = inputs->feeds;
-    auto bench = BenchOne(path, loaded->model, inputs->feeds, args);
+    OutputGradients output_grads;
+    output_grads.mode = *grad_mode;
+    output_grads.given = inputs->output_grads;
+    auto bench = BenchOne(path, loaded->model, inputs->feeds, args, output_grads);
     if (!bench.ok()) return ReportError(bench.status());
     bench->batch = BatchOf(inputs->dims);
     benches.push_back(std::move(bench).value());
@@ -315,6 +322,10 @@ std::function<int()> SetupBench(CLI::App& app, const GlobalOptions& globals) {
   app.add_option("--warmup", args->warmup, "untimed iterations first")->default_val(2);
   app.add_option("--inputs", args->inputs, "folder of TensorProto .pb inputs (as for memopt run)");
   app.add_option("--seed", args->seed, "seed of the random inputs")->default_val(0);
+  app.add_option("--output-grads", args->output_grads,
+                 "training graphs: gradient fed for module outputs that are not a scalar loss and not given as "
+                 "<output>_grad.pb in --inputs: ones or random (a scalar loss always gets 1)")
+      ->default_val("random");
   app.add_option("--format", args->format, "table | json")->default_val("table");
   app.add_flag("--tf32", args->tf32, "--device cuda: let float32 MatMul/Gemm use TF32 tensor cores");
   return [args, &globals] { return RunBench(*args, globals); };

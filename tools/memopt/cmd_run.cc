@@ -22,6 +22,7 @@ struct RunArgs {
   std::string save_outputs;
   std::string dims;
   uint64_t seed = 0;
+  std::string output_grads = "random";
   double rtol = 1e-3;
   double atol = 1e-7;
 };
@@ -44,6 +45,10 @@ int RunRun(const RunArgs& args, const GlobalOptions& globals) {
 
   RunOptions options;
   options.seed = args.seed;
+  options.output_grads.given = inputs->output_grads;
+  auto grad_mode = ParseOutputGradMode(args.output_grads);
+  if (!grad_mode.ok()) return ReportError(grad_mode.status());
+  options.output_grads.mode = *grad_mode;
   Stopwatch watch;
   auto result = Execute(model, inputs->feeds, options);
   if (!result.ok()) return ReportError(result.status().WithContext(args.model));
@@ -122,6 +127,10 @@ std::function<int()> SetupRun(CLI::App& app, const GlobalOptions& globals) {
                  "other inputs get seeded random values; output_<i>.pb files (an ONNX test-data set) are "
                  "expected outputs, compared with --rtol/--atol (exit 5 when one differs)");
   app.add_option("--save-outputs", args->save_outputs, "write each graph output to DIR/<name>.pb");
+  app.add_option("--output-grads", args->output_grads,
+                 "training graphs: gradient fed for module outputs that are not a scalar loss and not given as "
+                 "<output>_grad.pb in --inputs: ones or random (a scalar loss always gets 1, as loss.backward())")
+      ->default_val("random");
   app.add_option("--rtol", args->rtol, "relative tolerance for expected outputs (output_<i>.pb in --inputs)")
       ->default_val(1e-3)
       ->check(CLI::NonNegativeNumber);

@@ -13,7 +13,7 @@ Expected<RunInputs> PrepareInputs(const Graph& graph, const std::string& inputs_
   MEMOPT_ASSIGN_OR_RETURN(out.dims, ParseDimsForModel(dims_text, graph));
   std::map<std::string, Tensor> bound;
   if (!inputs_dir.empty()) {
-    MEMOPT_ASSIGN_OR_RETURN(bound, ReadInputDir(inputs_dir, graph, &out.expected));
+    MEMOPT_ASSIGN_OR_RETURN(bound, ReadInputDir(inputs_dir, graph, &out.expected, &out.output_grads));
     for (const auto& [name, tensor] : bound) out.origin[name] = "file";
   }
   for (ValueId v : graph.inputs) {

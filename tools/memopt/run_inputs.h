@@ -17,6 +17,9 @@ struct RunInputs {
   DimBindings dims;                           ///< --dims plus dims read off the given tensors
   /// Expected graph outputs found in --inputs (output_<i>.pb of an ONNX test-data set), by name.
   std::map<std::string, ExpectedOutput> expected;
+  /// Incoming gradients of the module outputs found in --inputs (<output>_grad.pb), by YieldOp
+  /// output name (exec/output_gradients.h).
+  std::map<std::string, Tensor> output_grads;
 };
 
 /// `inputs_dir` may be empty. `given` (already bound tensors, e.g. the first model's inputs for a

@@ -1,7 +1,5 @@
 // KernelRegistry::Cpu(): the one list of every built-in CPU kernel. Each kernels/*.cc owner
 // registers its ops in its Register*Kernels function; this file calls them all.
-#include <set>
-
 #include "exec/kernel.h"
 
 namespace memopt {
@@ -9,24 +7,22 @@ namespace memopt {
 namespace {
 
 /// com.microsoft::YieldOp, the forward/backward boundary of ORTModule graphs. ORT never runs it
-/// as a kernel (PyTorch supplies the gradients); the reference executor treats it as identity
-/// from the differentiable module outputs (inputs not in non_differentiable_outputs, in order) to
-/// the incoming gradients (outputs), so a training graph runs end to end.
+/// as a kernel (PyTorch supplies the gradients); the reference executor produces, for each output
+/// j (the gradient of the j-th differentiable module output), the incoming gradient that
+/// `loss.backward()` would feed (exec/output_gradients.h: given, 1 for a scalar loss, else ones
+/// or seeded random values).
 Status YieldOpKernel(KernelContext& ctx) {
-  const std::vector<int64_t> nondiff_list = ctx.node->GetInts("non_differentiable_outputs");
-  const std::set<int64_t> nondiff(nondiff_list.begin(), nondiff_list.end());
-  size_t j = 0;
-  for (int i = 0; i < ctx.num_inputs() && j < ctx.outputs.size(); ++i) {
-    if (nondiff.count(i) != 0) continue;
-    if (ctx.output_wanted(static_cast<int>(j))) {
-      if (!ctx.has_input(i)) return ctx.Error("input " + std::to_string(i) + " is missing");
-      ctx.outputs[j] = ctx.input(i);  // shares the buffer; memory accounting counts it separately
-    }
-    ++j;
-  }
-  if (j < ctx.outputs.size()) {
-    return ctx.Error("has " + std::to_string(ctx.outputs.size()) + " outputs but only " + std::to_string(j) +
-                     " differentiable inputs");
+  static const OutputGradients kDefaults;
+  const OutputGradients& options = ctx.output_grads != nullptr ? *ctx.output_grads : kDefaults;
+  for (size_t j = 0; j < ctx.outputs.size(); ++j) {
+    MEMOPT_ASSIGN_OR_RETURN(const int i, YieldInputForOutput(*ctx.node, j));
+    if (!ctx.output_wanted(static_cast<int>(j))) continue;
+    if (!ctx.has_input(i)) return ctx.Error("input " + std::to_string(i) + " is missing");
+    const std::string name = ctx.graph != nullptr ? ctx.graph->value(ctx.node->outputs[j]).name
+                                                  : "yield_output_" + std::to_string(j);
+    auto gradient = IncomingGradient(name, ctx.input(i), ctx.run_seed, options);
+    if (!gradient.ok()) return ctx.Error(gradient.status().message());
+    ctx.outputs[j] = std::move(gradient).value();
   }
   return Status::Ok();
 }
