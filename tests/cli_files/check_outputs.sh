@@ -108,6 +108,19 @@ for cmd in "run" "bench --iters 2 --warmup 0" "apply --config gelu.json -o out.o
 done
 ok "model truncated during run/bench/apply: no signal in $trials trials ($changed reported 'changed while memopt read it')"
 
+# Every subcommand on every model of the bad-input corpus: an error line or a result, never a signal.
+signalled=0
+for model in "$src"/tests/data/bad/*.onnx "$src"/tests/data/run/*.onnx; do
+  for cmd in "scan" "plan --level 1" "plan --budget 0.5" "run" "bench --iters 1 --warmup 0" "grad -o corpus_grad.onnx" \
+             "apply --config empty.json -o corpus_apply.onnx --verify"; do
+    read -r -a words <<<"$cmd"
+    timeout 120 "$memopt" "${words[0]}" "$model" "${words[@]:1}" >/dev/null 2>err.txt
+    rc=$?
+    if ((rc >= 124)); then fail "$cmd $(basename "$model"): exit $rc $(head -c 200 err.txt)"; signalled=1; fi
+  done
+done
+((signalled == 0)) && ok "bad-input corpus: every subcommand ends with an exit code, never a signal"
+
 # Allocation failures under a low address-space limit: one error line, exit 1, for every subcommand.
 # (A sanitizer build reserves terabytes of shadow address space at start: it cannot run there.)
 if nm "$memopt" 2>/dev/null | grep -q "__asan_init"; then
