@@ -38,6 +38,18 @@ TEST_CASE("cuda view kernels: shapes and values match the CPU", "[cuda][gpu]") {
   CompareWithCpu(KernelCall("", "Identity").Input(RandomTensor(DataType::kInt64, {4, 9}, 2)), 0);
 }
 
+TEST_CASE("cuda view kernels: YieldOp feeds the CPU's incoming gradients", "[cuda][gpu]") {
+  MEMOPT_SKIP_WITHOUT_GPU();
+  // Module outputs: a [3, 5] activation (random gradient), a non-differentiable mask, a scalar
+  // loss (gradient 1); bit-identical to the CPU (the values are made on the host).
+  KernelCall call("com.microsoft", "YieldOp", 2);
+  call.Input(RandomTensor(DataType::kFloat16, {3, 5}, 4))
+      .Input(RandomTensor(DataType::kFloat, {2}, 5))
+      .Input(RandomTensor(DataType::kFloat, {1}, 6))
+      .Ints("non_differentiable_outputs", {1});
+  CompareWithCpu(call, 0);
+}
+
 TEST_CASE("cuda view kernels: Reshape shares the block and reports the CPU's errors", "[cuda][gpu]") {
   MEMOPT_SKIP_WITHOUT_GPU();
   auto pool = DevicePool::Create();
