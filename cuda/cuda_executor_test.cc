@@ -38,20 +38,40 @@ TEST_CASE("cuda executor: CheckSupported names every op without a GPU kernel (ho
   CHECK(s.message() == "unsupported ops on the GPU: Sin (node 'sin1'), Tanh (node 'tanh')");
 }
 
-TEST_CASE("cuda executor: a tiny graph matches the CPU executor, peak included", "[cuda][gpu]") {
-  Model m = memopt::testing::TextModel(kGraph, {"matmul", "biasgelu", "relu", "mul", "gelugrad"});
-  std::map<std::string, Tensor> feeds = {{"x", testing::RandomTensor(DataType::kFloat, {7, 8}, 1)},
-                                         {"w", testing::RandomTensor(DataType::kFloat, {8, 16}, 2)},
-                                         {"b", testing::RandomTensor(DataType::kFloat, {16}, 3)}};
-  auto cpu = Execute(m, feeds);
+struct TinyRun {
+  Model model;
+  std::map<std::string, Tensor> feeds;
+};
+
+TinyRun TinyGraph() {
+  TinyRun t{memopt::testing::TextModel(kGraph, {"matmul", "biasgelu", "relu", "mul", "gelugrad"}), {}};
+  t.feeds = {{"x", testing::RandomTensor(DataType::kFloat, {7, 8}, 1)},
+             {"w", testing::RandomTensor(DataType::kFloat, {8, 16}, 2)},
+             {"b", testing::RandomTensor(DataType::kFloat, {16}, 3)}};
+  return t;
+}
+
+TEST_CASE("cuda executor: the tiny graph runs on the CPU; without a GPU ExecuteCuda is an error (host side)",
+          "[cuda]") {
+  const TinyRun t = TinyGraph();
+  auto cpu = Execute(t.model, t.feeds);
   INFO(cpu.status().message());
-  REQUIRE(cpu.ok());  // the graph and the CPU side are checked even without a GPU
+  REQUIRE(cpu.ok());
   if (!testing::NoGpuReason().empty()) {
-    auto none = ExecuteCuda(m, feeds);  // an error Status, never a crash
+    auto none = ExecuteCuda(t.model, t.feeds);  // an error Status, never a crash
     REQUIRE_FALSE(none.ok());
     CHECK(none.status().code() == ErrorCode::kNoDevice);
   }
+}
+
+TEST_CASE("cuda executor: a tiny graph matches the CPU executor, peak included", "[cuda][gpu]") {
   MEMOPT_SKIP_WITHOUT_GPU();
+  const TinyRun t = TinyGraph();
+  const Model& m = t.model;
+  const std::map<std::string, Tensor>& feeds = t.feeds;
+  auto cpu = Execute(m, feeds);
+  INFO(cpu.status().message());
+  REQUIRE(cpu.ok());
   auto gpu = ExecuteCuda(m, feeds);
   INFO(gpu.status().message());
   REQUIRE(gpu.ok());
@@ -84,8 +104,8 @@ TEST_CASE("cuda executor: a tiny graph matches the CPU executor, peak included",
 // Shape arithmetic (Shape -> Gather -> Unsqueeze -> Concat -> Reshape) runs on the host from
 // the mirrors of the small int64 tensors; the float data stays on the device and Reshape makes a
 // view of it, so the pool's requested peak is below the static rules' (which count views).
-TEST_CASE("cuda executor: shape subgraphs run on the host, views share blocks", "[cuda][gpu]") {
-  Model m = memopt::testing::TextModel(R"(
+Model ShapeGraph() {
+  return memopt::testing::TextModel(R"(
     <ir_version: 8, opset_import: ["" : 17]>
     g (float[N, 6] x, int64[1] zero) => (float[M, 3] y, int64[2] shp) {
       s = Shape(x)
@@ -97,14 +117,29 @@ TEST_CASE("cuda executor: shape subgraphs run on the host, views share blocks", 
       r = Reshape(x, shp)
       y = Relu(r)
     })",
-                                       {"shape", "gather", "c2", "c3", "mul", "concat", "reshape", "relu"});
-  Tensor zero(DataType::kInt64, {1});
-  std::map<std::string, Tensor> feeds = {{"x", testing::RandomTensor(DataType::kFloat, {5, 6}, 4)}, {"zero", zero}};
+                                    {"shape", "gather", "c2", "c3", "mul", "concat", "reshape", "relu"});
+}
+
+std::map<std::string, Tensor> ShapeFeeds() {
+  return {{"x", testing::RandomTensor(DataType::kFloat, {5, 6}, 4)}, {"zero", Tensor(DataType::kInt64, {1})}};
+}
+
+TEST_CASE("cuda executor: the shape-subgraph graph runs on the CPU and every op is supported (host side)",
+          "[cuda]") {
+  const Model m = ShapeGraph();
+  auto cpu = Execute(m, ShapeFeeds());
+  INFO(cpu.status().message());
+  REQUIRE(cpu.ok());
+  CHECK(CheckSupported(m.graph, CudaKernelRegistry::Builtin()).ok());
+}
+
+TEST_CASE("cuda executor: shape subgraphs run on the host, views share blocks", "[cuda][gpu]") {
+  MEMOPT_SKIP_WITHOUT_GPU();
+  const Model m = ShapeGraph();
+  const std::map<std::string, Tensor> feeds = ShapeFeeds();
   auto cpu = Execute(m, feeds);
   INFO(cpu.status().message());
   REQUIRE(cpu.ok());
-  REQUIRE(CheckSupported(m.graph, CudaKernelRegistry::Builtin()).ok());
-  MEMOPT_SKIP_WITHOUT_GPU();
   auto gpu = ExecuteCuda(m, feeds);
   INFO(gpu.status().message());
   REQUIRE(gpu.ok());

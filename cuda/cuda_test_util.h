@@ -14,6 +14,7 @@
 #include "device.h"
 #include "exec/kernel.h"
 #include "exec/kernels/training_test_util.h"
+#include "test_skip.h"
 
 namespace memopt::cuda::testing {
 
@@ -26,13 +27,14 @@ inline const std::string& NoGpuReason() {
   return reason;
 }
 
-/// At the top of a [cuda] test case: returns (passing, with a warning) when there is no GPU.
-#define MEMOPT_SKIP_WITHOUT_GPU()                                          \
-  do {                                                                     \
-    if (!::memopt::cuda::testing::NoGpuReason().empty()) {                 \
-      WARN("skipped: " << ::memopt::cuda::testing::NoGpuReason());         \
-      return;                                                              \
-    }                                                                      \
+/// At the top of a [cuda] test case, before any assertion: returns, marking the test case
+/// skipped (test_skip.h; ctest: "Skipped"), when there is no GPU.
+#define MEMOPT_SKIP_WITHOUT_GPU()                                             \
+  do {                                                                        \
+    if (!::memopt::cuda::testing::NoGpuReason().empty()) {                    \
+      ::memopt::testing::MarkSkipped(::memopt::cuda::testing::NoGpuReason()); \
+      return;                                                                 \
+    }                                                                         \
   } while (0)
 
 /// The float types every GPU kernel handles (each test runs in all three).

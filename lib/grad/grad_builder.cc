@@ -9,6 +9,7 @@
 #include "grad/gelu_fusion.h"
 #include "grad/grad_context.h"
 #include "grad/grad_selection.h"
+#include "grad/tied_parameters.h"
 #include "shape/shape_infer.h"
 
 namespace memopt {
@@ -38,6 +39,7 @@ class Builder {
     if (!inferred.ok()) return inferred.status().WithContext("shape inference of the forward model");
     MEMOPT_ASSIGN_OR_RETURN(sel_, SelectGradients(g, options_));
     MEMOPT_RETURN_IF_ERROR(CheckRules());
+    tied_ = FindTiedParameters(g, sel_.trainable);
     first_new_value_ = static_cast<ValueId>(g.values.size());
     if (AddForwardOutputs()) {
       sel_.forward_reach.resize(g.values.size(), 0);
@@ -308,6 +310,7 @@ class Builder {
     for (int i : sel_.seeded) result.seeded_outputs.push_back(g.value(sel_.yield_inputs[i]).name);
     for (ValueId x : sel_.trainable) result.gradients.push_back(g.value(x).name);
     result.unused_trainable = sel_.unused_trainable;
+    result.tied_parameters = tied_;
     result.model = std::move(model_);
     return result;
   }
@@ -315,6 +318,7 @@ class Builder {
   Model model_;
   GradOptions options_;
   GradSelection sel_;
+  std::vector<TiedParameter> tied_;
   GraphEmitter* emitter_ = nullptr;
   GradShared shared_;
   std::vector<GradState> state_;

@@ -35,6 +35,15 @@ struct GradOptions {
   bool fuse_gelu = true;
 };
 
+/// One initializer that looks like several parameters merged by the export (an eval-mode
+/// torch.onnx.export deduplicates equal initializers): read as a weight, scale or bias by nodes
+/// of different modules, so training ties them (grad/tied_parameters.h, docs/grad.md).
+struct TiedParameter {
+  std::string initializer;
+  std::vector<std::string> nodes;  ///< the nodes reading it as a parameter, in node order
+  int modules = 0;                 ///< distinct modules among them (name up to the last '/')
+};
+
 struct GradResult {
   /// The training model. Initializers are those of the input model (their bytes are never read);
   /// nodes are renumbered in the layout above; shapes are inferred.
@@ -49,6 +58,9 @@ struct GradResult {
   /// Tensors read only through stop edges (BatchNormalization running statistics, a Pow exponent,
   /// Clip bounds) are not listed: they are not parameters.
   std::vector<std::string> unused_trainable;
+  /// Trainable initializers that several modules read as a parameter: probably parameters with
+  /// equal values that the export merged; they are trained as one tensor.
+  std::vector<TiedParameter> tied_parameters;
   int fused_gelu = 0;  ///< GELU patterns fused before differentiating
   NodeId yield_node = kNone;
   /// Values with ids from here on were created by grad (the writer declares them in value_info).

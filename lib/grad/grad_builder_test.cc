@@ -6,6 +6,7 @@
 
 #include "analysis/scan.h"
 #include "grad/grad_check_util.h"
+#include "grad/grad_selection.h"
 #include "test_data.h"
 
 namespace memopt {
@@ -173,6 +174,71 @@ TEST_CASE("grad: errors name the problem", "[grad]") {
   GradResult once = Build(kMlp);
   auto twice = BuildGradientGraph(once.model);
   CHECK(twice.status().message().find("already has a backward pass") != std::string::npos);
+}
+
+TEST_CASE("grad: a trainable tensor read inside an If or Loop puts that op on the gradient path", "[grad]") {
+  // w is read only inside the subgraphs: the error names the op without a gradient rule (it used
+  // to say that the loss depends on no trainable tensor).
+  auto with_if = BuildGradientGraph(Text(R"(<ir_version: 8, opset_import: ["" : 17]>
+    g (float[2, 3] x, bool c) => (float loss) <float[3] w = {1, 2, 3}> {
+      y = If(c) <then_branch = then_g () => (float[2, 3] t) { t = Mul(x, w) },
+                 else_branch = else_g () => (float[2, 3] e) { e = Identity(x) }>
+      loss = ReduceSum<keepdims = 0>(y)
+    })"));
+  INFO(with_if.status().message());
+  CHECK(with_if.status().code() == ErrorCode::kUnsupported);
+  CHECK(with_if.status().message().rfind("no gradient rule for If (node 'If#0');", 0) == 0);
+
+  // A Loop whose body reads w through a nested If.
+  auto with_loop = BuildGradientGraph(Text(R"(<ir_version: 8, opset_import: ["" : 17]>
+    g (float[3] x, int64 n, bool c) => (float loss) <float[3] w = {1, 2, 3}> {
+      v = Loop(n, c, x) <body = body_g (int64 i, bool ci, float[3] vi) => (bool co, float[3] vo) {
+        co = Identity(ci)
+        vo = If(ci) <then_branch = t_g () => (float[3] t) { t = Mul(vi, w) },
+                     else_branch = e_g () => (float[3] e) { e = Identity(vi) }>
+      }>
+      loss = ReduceSum<keepdims = 0>(v)
+    })"));
+  INFO(with_loop.status().message());
+  CHECK(with_loop.status().code() == ErrorCode::kUnsupported);
+  CHECK(with_loop.status().message().rfind("no gradient rule for Loop (node 'Loop#0');", 0) == 0);
+
+  // Freezing w takes the If off the path: then nothing is trainable.
+  GradOptions frozen;
+  frozen.frozen = "^w$";
+  auto none = BuildGradientGraph(Text(R"(<ir_version: 8, opset_import: ["" : 17]>
+    g (float[2, 3] x, bool c) => (float loss) <float[3] w = {1, 2, 3}, float[3] u = {1, 1, 1}> {
+      y = If(c) <then_branch = then_g () => (float[2, 3] t) { t = Mul(x, w) },
+                 else_branch = else_g () => (float[2, 3] e) { e = Identity(x) }>
+      z = Mul(y, u)
+      loss = ReduceSum<keepdims = 0>(z)
+    })"),
+                                   frozen);
+  INFO(none.status().message());
+  REQUIRE(none.ok());
+  CHECK(none->gradients == std::vector<std::string>{"u"});
+}
+
+TEST_CASE("grad: SubgraphOuterInputs lists what subgraphs read from outside, at any depth", "[grad]") {
+  Model m = Text(R"(<ir_version: 8, opset_import: ["" : 17]>
+    g (float[3] x, int64 n, bool c) => (float[3] v) <float[3] w = {1, 2, 3}, float[3] u = {1, 1, 1}> {
+      k = Identity(u)
+      v = Loop(n, c, x) <body = body_g (int64 i, bool ci, float[3] vi) => (bool co, float[3] vo) {
+        co = Identity(ci)
+        inner = Add(vi, k)
+        vo = If(ci) <then_branch = t_g () => (float[3] t) { t = Mul(inner, w) },
+                     else_branch = e_g () => (float[3] e) { e = Identity(vi) }>
+      }>
+    })");
+  const Graph& g = m.graph;
+  std::vector<std::string> names;
+  for (ValueId v : grad::SubgraphOuterInputs(g, g.nodes[1])) names.push_back(g.value(v).name);
+  CHECK(names == std::vector<std::string>{"k", "w"});  // not the body's own i, ci, vi, inner
+  CHECK(grad::SubgraphOuterInputs(g, g.nodes[0]).empty());
+  // The Loop is ordered after the producer of k although k is no explicit input.
+  auto order = grad::TopologicalOrder(g);
+  REQUIRE(order.ok());
+  CHECK(*order == std::vector<NodeId>{0, 1});
 }
 
 TEST_CASE("grad: shape subgraphs and integer paths get no gradient nodes", "[grad]") {

@@ -19,6 +19,72 @@ bool IsStopEdge(const Node& node, int i) {
   return std::find(info->stop_inputs.begin(), info->stop_inputs.end(), i) != info->stop_inputs.end();
 }
 
+namespace {
+
+/// Adds to `reads` the names `g` (and its own subgraphs) uses without defining them.
+void CollectOuterReads(const onnx::GraphProto& g, std::set<std::string>& reads) {
+  std::set<std::string> local;
+  for (const auto& v : g.input()) local.insert(v.name());
+  for (const auto& t : g.initializer()) local.insert(t.name());
+  for (const auto& t : g.sparse_initializer()) local.insert(t.values().name());
+  for (const auto& n : g.node()) local.insert(n.output().begin(), n.output().end());
+  std::set<std::string> inner;
+  for (const auto& n : g.node()) {
+    for (const auto& name : n.input()) {
+      if (!name.empty()) inner.insert(name);
+    }
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) CollectOuterReads(a.g(), inner);
+      for (const auto& sub : a.graphs()) CollectOuterReads(sub, inner);
+    }
+  }
+  for (const auto& g_out : g.output()) inner.insert(g_out.name());
+  for (const auto& name : inner) {
+    if (!local.count(name)) reads.insert(name);
+  }
+}
+
+/// The element type the subgraphs of `node` declare for its output `k` (If: the branches; Loop:
+/// the body's outputs after its condition; Scan: the body's); kUndefined when none does.
+DataType SubgraphOutputType(const Node& node, int32_t k) {
+  const int offset = node.op_type == "Loop" ? 1 : 0;
+  for (const auto& a : node.proto.attribute()) {
+    if (!a.has_g() || k < 0 || k + offset >= a.g().output_size()) continue;
+    const onnx::TypeProto& type = a.g().output(k + offset).type();
+    if (type.has_tensor_type() && IsKnownDataType(type.tensor_type().elem_type())) {
+      return static_cast<DataType>(type.tensor_type().elem_type());
+    }
+  }
+  return DataType::kUndefined;
+}
+
+/// CarriesGradient, or an output of If / Loop / Scan that shape inference left untyped but whose
+/// subgraph declares a float type (such a node on a gradient path is then reported as having no
+/// gradient rule).
+bool MayCarryGradient(const Graph& graph, ValueId v) {
+  if (CarriesGradient(graph, v)) return true;
+  if (v == kNone) return false;
+  const Value& value = graph.value(v);
+  if (value.info.dtype != DataType::kUndefined || !value.info.is_tensor || value.producer == kNone) return false;
+  return IsDifferentiableType(SubgraphOutputType(graph.node(value.producer), value.producer_output));
+}
+
+}  // namespace
+
+std::vector<ValueId> SubgraphOuterInputs(const Graph& graph, const Node& node) {
+  std::set<std::string> reads;
+  for (const auto& a : node.proto.attribute()) {
+    if (a.has_g()) CollectOuterReads(a.g(), reads);
+    for (const auto& sub : a.graphs()) CollectOuterReads(sub, reads);
+  }
+  std::vector<ValueId> out;
+  for (const auto& name : reads) {
+    const ValueId v = graph.FindValue(name);
+    if (v != kNone) out.push_back(v);
+  }
+  return out;
+}
+
 Expected<std::vector<NodeId>> TopologicalOrder(const Graph& graph) {
   const size_t n = graph.nodes.size();
   std::vector<int> pending(n, 0);
@@ -27,6 +93,9 @@ Expected<std::vector<NodeId>> TopologicalOrder(const Graph& graph) {
     std::set<NodeId> producers;
     for (ValueId v : node.inputs) {
       if (v != kNone && graph.value(v).producer != kNone) producers.insert(graph.value(v).producer);
+    }
+    for (ValueId v : SubgraphOuterInputs(graph, node)) {
+      if (graph.value(v).producer != kNone) producers.insert(graph.value(v).producer);
     }
     for (NodeId p : producers) {
       ++pending[node.id];
@@ -157,19 +226,23 @@ void Reach(const Graph& graph, GradSelection& s) {
   s.forward_reach.assign(nv, 0);
   s.backward_need.assign(nv, 0);
   s.differentiated.assign(graph.nodes.size(), 0);
+  // Outer-scope reads of subgraphs (If, Loop, Scan): gradient inputs like any other.
+  std::vector<std::vector<ValueId>> outer(graph.nodes.size());
+  for (const Node& node : graph.nodes) outer[node.id] = SubgraphOuterInputs(graph, node);
   for (ValueId v : s.trainable) s.forward_reach[v] = 1;
   for (NodeId n : s.topo_order) {
     const Node& node = graph.node(n);
     bool reached = false;
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const ValueId v = node.inputs[i];
-      if (v != kNone && s.forward_reach[v] && CarriesGradient(graph, v) && !IsStopEdge(node, static_cast<int>(i))) {
+      if (v != kNone && s.forward_reach[v] && MayCarryGradient(graph, v) && !IsStopEdge(node, static_cast<int>(i))) {
         reached = true;
       }
     }
+    for (ValueId v : outer[n]) reached = reached || (s.forward_reach[v] && MayCarryGradient(graph, v));
     if (!reached) continue;
     for (ValueId v : node.outputs) {
-      if (CarriesGradient(graph, v)) s.forward_reach[v] = 1;
+      if (MayCarryGradient(graph, v)) s.forward_reach[v] = 1;
     }
   }
   // Seeds that no trainable tensor reaches get no gradient.
@@ -189,7 +262,12 @@ void Reach(const Graph& graph, GradSelection& s) {
     bool has_input = false;
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const ValueId v = node.inputs[i];
-      if (v == kNone || !CarriesGradient(graph, v) || IsStopEdge(node, static_cast<int>(i))) continue;
+      if (v == kNone || !MayCarryGradient(graph, v) || IsStopEdge(node, static_cast<int>(i))) continue;
+      s.backward_need[v] = 1;
+      has_input = has_input || s.forward_reach[v];
+    }
+    for (ValueId v : outer[*it]) {
+      if (!MayCarryGradient(graph, v)) continue;
       s.backward_need[v] = 1;
       has_input = has_input || s.forward_reach[v];
     }

@@ -1,7 +1,8 @@
 // What to differentiate: the loss (or every float output), the trainable tensors, and which
 // nodes lie on a gradient path (ort_training_ops.md §5.1): forward-reachable from a trainable
 // tensor and backward-reachable from a differentiated output, through float tensors only and
-// never through stop edges (shape / index / mask inputs).
+// never through stop edges (shape / index / mask inputs). Tensors a node's subgraphs read from the
+// outer scope count as its inputs.
 #pragma once
 
 #include <string>
@@ -28,6 +29,11 @@ struct GradSelection {
 bool CarriesGradient(const Graph& graph, ValueId v);
 /// Whether input `i` of `node` is a stop edge (its rule's list).
 bool IsStopEdge(const Node& node, int i);
+
+/// Tensors of `graph` that the subgraphs of `node` (If branches, Loop and Scan bodies, at any
+/// depth) read from the outer scope, in name order. They are inputs of `node` for the gradient
+/// paths: a trainable tensor read inside an If makes the If lie on the path.
+std::vector<ValueId> SubgraphOuterInputs(const Graph& graph, const Node& node);
 
 /// Topological order of the graph's nodes; error naming a node on a cycle.
 Expected<std::vector<NodeId>> TopologicalOrder(const Graph& graph);

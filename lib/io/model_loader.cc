@@ -26,9 +26,12 @@ namespace memopt {
 
 namespace {
 
+// The wire walker reads every field memopt needs and skips the others, so a model of a newer IR
+// version or opset than these loads, with a warning (Model::warnings): its new fields are
+// ignored, and its ops are read with the definitions memopt knows.
 constexpr int64_t kMinIrVersion = 3;
-constexpr int64_t kMaxIrVersion = 13;  // ONNX 1.19+ writes 12 and 13
-constexpr int64_t kMaxOnnxOpset = 28;  // newest opset in the ONNX backend node tests
+constexpr int64_t kNewestKnownIrVersion = 13;  // ONNX 1.19+ writes 12 and 13
+constexpr int64_t kNewestKnownOnnxOpset = 28;  // newest opset in the ONNX backend node tests
 constexpr int64_t kTextDefaultIrVersion = 8;
 
 /// Builds TensorInfo from type protos, naming unknown dims unk__0, unk__1, ... per model.
@@ -100,21 +103,35 @@ Status CheckDeclaredByteCounts(const Graph& g) {
   return Status::Ok();
 }
 
-Status CheckHeader(const io::RawModel& raw) {
+/// Rejects what no reader can make sense of (no graph, an IR version before 3, a negative opset
+/// version); versions newer than memopt knows add a warning.
+Status CheckHeader(const io::RawModel& raw, std::vector<std::string>& warnings) {
   if (!raw.has_graph) return InvalidInput("model has no graph");
-  if (raw.ir_version < kMinIrVersion || raw.ir_version > kMaxIrVersion) {
-    return InvalidInput("unsupported ir_version " + std::to_string(raw.ir_version) + " (supported: " +
-                        std::to_string(kMinIrVersion) + ".." + std::to_string(kMaxIrVersion) + ")");
+  const std::string ir = std::to_string(raw.ir_version);
+  if (raw.ir_version <= 0) {
+    return InvalidInput("invalid ir_version " + ir + " (memopt reads ir_version " + std::to_string(kMinIrVersion) +
+                        " and newer)");
+  }
+  if (raw.ir_version < kMinIrVersion) {
+    return InvalidInput("unsupported ir_version " + ir + " (memopt reads ir_version " +
+                        std::to_string(kMinIrVersion) + " and newer)");
+  }
+  if (raw.ir_version > kNewestKnownIrVersion) {
+    warnings.push_back("ir_version " + ir + " is newer than memopt knows (" + std::to_string(kNewestKnownIrVersion) +
+                       "); loaded anyway, fields added since are ignored");
   }
   for (const auto& [domain, version] : raw.opsets) {
-    if ((domain.empty() || domain == "ai.onnx") && version > kMaxOnnxOpset) {
-      return InvalidInput("unsupported opset " + std::to_string(version) +
-                          " for the ai.onnx domain (supported: up to " + std::to_string(kMaxOnnxOpset) + ")");
+    const bool onnx = domain.empty() || domain == "ai.onnx";
+    const std::string name = onnx ? "the ai.onnx domain" : "domain " + Quote(domain);
+    if (version < 0) return InvalidInput("invalid opset version " + std::to_string(version) + " for " + name);
+    if (onnx && version > kNewestKnownOnnxOpset) {
+      warnings.push_back("opset " + std::to_string(version) + " of the ai.onnx domain is newer than memopt knows (" +
+                         std::to_string(kNewestKnownOnnxOpset) + "); loaded anyway, ops are read as in opset " +
+                         std::to_string(kNewestKnownOnnxOpset));
     }
   }
   return Status::Ok();
 }
-
 
 /// What provides a tensor, for the "produced twice" message.
 std::string ProviderText(const Graph& g, ValueId v, const std::vector<NodeId>& producer,
@@ -125,7 +142,7 @@ std::string ProviderText(const Graph& g, ValueId v, const std::vector<NodeId>& p
 }
 
 Expected<Model> BuildModel(io::RawModel& raw, Model model, const LoadOptions& options) {
-  MEMOPT_RETURN_IF_ERROR(CheckHeader(raw));
+  MEMOPT_RETURN_IF_ERROR(CheckHeader(raw, model.warnings));
   model.ir_version = raw.ir_version;
   model.producer_name = raw.producer_name;
   model.producer_version = raw.producer_version;

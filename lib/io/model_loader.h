@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "io/mapped_file.h"
 #include "ir/graph.h"
@@ -43,12 +44,17 @@ struct Model {
   /// The serialized model when it was loaded from bytes/text (path empty), so that inline
   /// initializers (InitializerInfo::file_offset/file_length) can be read later (executor).
   std::shared_ptr<const std::string> source_bytes;
+  /// Non-fatal notes on the file for the user, e.g. an ir_version or opset newer than memopt
+  /// knows (such a model loads; fields added since are ignored).
+  std::vector<std::string> warnings;
 };
 
 /// Loads `path`. Errors (kInvalidInput) say what is wrong with the file: not ONNX, truncated,
-/// missing or short external data, duplicate tensor names, undefined node inputs, a file that
-/// changed while it was read, ... `-` reads the model from standard input, and so do other
-/// streams (a FIFO, /dev/stdin): their bytes are read into memory (Model::source_bytes).
+/// missing or short external data, duplicate tensor names, undefined node inputs, an ir_version
+/// before 3, a negative opset version, a file that changed while it was read, ... Newer IR
+/// versions and opsets than memopt knows load, with a note in Model::warnings. `-` reads the model
+/// from standard input, and so do other streams (a FIFO, /dev/stdin): their bytes are read into
+/// memory (Model::source_bytes).
 Expected<Model> LoadModel(const std::string& path, const LoadOptions& options = {});
 
 /// Loads a model from serialized ModelProto bytes (tests, fuzzing). External data is resolved

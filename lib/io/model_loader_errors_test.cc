@@ -110,23 +110,76 @@ TEST_CASE("Loader errors: header checks", "[loader]") {
   auto m = BaseModel();
   REQUIRE(LoadModelFromBytes(Bytes(m)).ok());
   m.set_ir_version(2);
-  CHECK(ErrorOf(LoadModelFromBytes(Bytes(m))) == "unsupported ir_version 2 (supported: 3..13)");
-  m.set_ir_version(14);
-  CHECK(ErrorOf(LoadModelFromBytes(Bytes(m))) == "unsupported ir_version 14 (supported: 3..13)");
+  CHECK(ErrorOf(LoadModelFromBytes(Bytes(m))) == "unsupported ir_version 2 (memopt reads ir_version 3 and newer)");
+  m.set_ir_version(0);
+  CHECK(ErrorOf(LoadModelFromBytes(Bytes(m))) == "invalid ir_version 0 (memopt reads ir_version 3 and newer)");
+  m.set_ir_version(-4);
+  CHECK(ErrorOf(LoadModelFromBytes(Bytes(m))) == "invalid ir_version -4 (memopt reads ir_version 3 and newer)");
+  m.clear_ir_version();
+  CHECK(ErrorOf(LoadModelFromBytes(Bytes(m))) == "invalid ir_version 0 (memopt reads ir_version 3 and newer)");
   m.set_ir_version(13);
-  m.mutable_opset_import(0)->set_version(29);
-  CHECK(ErrorOf(LoadModelFromBytes(Bytes(m))) == "unsupported opset 29 for the ai.onnx domain (supported: up to 28)");
+  m.mutable_opset_import(0)->set_version(-1);
+  CHECK(ErrorOf(LoadModelFromBytes(Bytes(m))) == "invalid opset version -1 for the ai.onnx domain");
   m.mutable_opset_import(0)->set_domain("ai.onnx");
   m.mutable_opset_import(0)->set_version(23);
+  auto* custom = m.add_opset_import();
+  custom->set_domain("com.example");
+  custom->set_version(-3);
+  CHECK(ErrorOf(LoadModelFromBytes(Bytes(m))) == "invalid opset version -3 for domain 'com.example'");
+  custom->set_version(1);
   auto ok = LoadModelFromBytes(Bytes(m));
   REQUIRE(ok.ok());
   CHECK(ok->graph.OpsetVersion("") == 23);
+  CHECK(ok->warnings.empty());
 
   onnx::ModelProto no_graph;
   no_graph.set_ir_version(8);
   no_graph.set_producer_name("x");
   CHECK(ErrorOf(LoadModelFromBytes(Bytes(no_graph))) == "model has no graph");
   CHECK(ErrorOf(LoadModelFromBytes("")) == "file is empty, not an ONNX model");
+}
+
+TEST_CASE("Loader: newer ir_versions and opsets than memopt knows load, with a warning", "[loader]") {
+  auto m = BaseModel();
+  m.set_ir_version(14);
+  m.mutable_opset_import(0)->set_version(23);
+  // Model fields no IR version defines yet (numbers 100 and 101: a varint and a length-delimited
+  // one) are skipped.
+  std::string bytes = Bytes(m);
+  bytes += std::string("\xa0\x06\x01", 3);         // field 100, varint 1
+  bytes += std::string("\xaa\x06\x02\x08\x01", 5);  // field 101, 2 bytes
+  auto newer = LoadModelFromBytes(bytes);
+  INFO(newer.status().message());
+  REQUIRE(newer.ok());
+  CHECK(newer->ir_version == 14);
+  CHECK(newer->graph.nodes.size() == 1);
+  CHECK(newer->warnings ==
+        std::vector<std::string>{"ir_version 14 is newer than memopt knows (13); loaded anyway, fields added since "
+                                 "are ignored"});
+
+  m.set_ir_version(13);
+  m.mutable_opset_import(0)->set_version(29);
+  auto opset = LoadModelFromBytes(Bytes(m));
+  REQUIRE(opset.ok());
+  CHECK(opset->graph.OpsetVersion("") == 29);
+  CHECK(opset->warnings == std::vector<std::string>{"opset 29 of the ai.onnx domain is newer than memopt knows (28); "
+                                                    "loaded anyway, ops are read as in opset 28"});
+  // Other domains have no newest version: com.microsoft 2 loads without a note.
+  m.mutable_opset_import(0)->set_version(28);
+  auto* ms = m.add_opset_import();
+  ms->set_domain("com.microsoft");
+  ms->set_version(2);
+  auto other = LoadModelFromBytes(Bytes(m));
+  REQUIRE(other.ok());
+  CHECK(other->warnings.empty());
+
+  // The committed model (scripts/make_version_models.sh): ir_version 14, opset 23, field 100.
+  auto file = LoadModel(SourcePath("tests/data/versions/ir14_opset23.onnx"));
+  INFO(file.status().message());
+  REQUIRE(file.ok());
+  CHECK(file->graph.nodes.size() == 3);
+  CHECK(file->graph.OpsetVersion("") == 23);
+  CHECK(file->warnings.size() == 1);
 }
 
 TEST_CASE("Loader errors: graph structure", "[loader]") {

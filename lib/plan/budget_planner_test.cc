@@ -77,8 +77,19 @@ void CompareWithExhaustive(const testing::Scanned& s, int level, size_t max_cand
   }
 }
 
+void CompareCasesWithExhaustive(const std::vector<Case>& cases) {
+  for (const Case& c : cases) {
+    std::optional<std::string> path =
+        c.file.rfind("src:", 0) == 0 ? std::optional(testing::SourcePath(c.file.substr(4))) : testing::SharedData(c.file);
+    if (!path) continue;  // marked skipped (test_data.h)
+    INFO(c.file << " level " << c.level);
+    testing::Scanned s = testing::ScanFile(*path, c.level, c.dims);
+    CompareWithExhaustive(s, c.level, 14);
+  }
+}
+
 TEST_CASE("budget planner: within 5% of the exhaustive optimum on small graphs", "[plan][budget]") {
-  const std::vector<Case> cases = {
+  CompareCasesWithExhaustive({
       {"ort_recompute/recompute_gelu.onnx", "input1_dim0=64,input1_dim1=784", 1},
       {"ort_recompute/recompute_tile.onnx", "input1_dim0=4,input1_dim1=16,query_layer_dim2=64,query_layer_dim0=4,"
                                             "query_layer_dim1=16",
@@ -89,17 +100,14 @@ TEST_CASE("budget planner: within 5% of the exhaustive optimum on small graphs",
        2},
       {"ort_recompute/3layer_bloom_optimized_training.onnx", "inputs_input_ids_dim0=4,inputs_attention_mask_dim1=128",
        0},
+  });
+}
+
+TEST_CASE("budget planner: within 5% of the exhaustive optimum on the tiny GPT-2 (source tree)", "[plan][budget]") {
+  CompareCasesWithExhaustive({
       {"src:tests/data/plan/gpt2_tiny_2layer.onnx", "batch=4,seq_len=64", 1},
       {"src:tests/data/plan/gpt2_tiny_2layer.onnx", "batch=4,seq_len=64", 0},
-  };
-  for (const Case& c : cases) {
-    std::optional<std::string> path =
-        c.file.rfind("src:", 0) == 0 ? std::optional(testing::SourcePath(c.file.substr(4))) : testing::SharedData(c.file);
-    if (!path) continue;
-    INFO(c.file << " level " << c.level);
-    testing::Scanned s = testing::ScanFile(*path, c.level, c.dims);
-    CompareWithExhaustive(s, c.level, 14);
-  }
+  });
 }
 
 TEST_CASE("budget planner: an unreachable budget reports the best peak found", "[plan][budget]") {

@@ -133,7 +133,9 @@ void PrintHint(const std::string& message) {
   std::fprintf(stderr, "memopt: %shint:%s %s\n", Cyan(), Reset(), message.c_str());
 }
 
-Expected<LoadedModel> LoadAndInfer(const std::string& path) {
+namespace {
+
+Expected<LoadedModel> LoadAndInferWithProgress(const std::string& path) {
   LoadedModel out;
   Progress progress("loading " + path);
   Stopwatch load_watch;
@@ -149,6 +151,16 @@ Expected<LoadedModel> LoadAndInfer(const std::string& path) {
   out.shape_stats = std::move(stats).value();
   out.infer_ms = infer_watch.ElapsedMs();
   return out;
+}
+
+}  // namespace
+
+Expected<LoadedModel> LoadAndInfer(const std::string& path) {
+  auto loaded = LoadAndInferWithProgress(path);  // the progress line is gone before the warnings
+  if (loaded.ok()) {
+    for (const std::string& w : loaded->model.warnings) PrintWarning(path + ": " + w);
+  }
+  return loaded;
 }
 
 std::vector<std::string> ModelDims(const Graph& graph) {

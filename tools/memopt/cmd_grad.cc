@@ -33,12 +33,15 @@ std::string ListNames(const std::vector<std::string>& names, size_t limit) {
 
 int RunGrad(const GradArgs& args, const GlobalOptions& globals) {
   if (Status out = io::CheckOutputPath(args.output, args.model); !out.ok()) return ReportError(out);
-  Progress progress("loading " + args.model);
-  auto model = LoadModel(args.model);
+  auto model = [&] {
+    Progress loading("loading " + args.model);
+    return LoadModel(args.model);
+  }();
   if (!model.ok()) return ReportError(model.status().WithContext(args.model));
+  for (const std::string& w : model->warnings) PrintWarning(args.model + ": " + w);
   const int forward_before = static_cast<int>(model->graph.nodes.size());
 
-  progress.Stage("building the gradient graph");
+  Progress progress("building the gradient graph");
   GradOptions options;
   options.loss = args.loss;
   options.trainable = args.trainable;
@@ -72,6 +75,17 @@ int RunGrad(const GradArgs& args, const GlobalOptions& globals) {
   if (globals.verbosity >= 0 && !result->unused_trainable.empty()) {
     PrintWarning(fmt::format("{} trainable tensor(s) do not affect the differentiated outputs and get no gradient: {}",
                              result->unused_trainable.size(), ListNames(result->unused_trainable, 5)));
+  }
+  if (globals.verbosity >= 0) {
+    for (const TiedParameter& t : result->tied_parameters) {
+      std::vector<std::string> quoted;
+      for (const auto& n : t.nodes) quoted.push_back("'" + n + "'");
+      PrintWarning(fmt::format(
+          "initializer '{}' is read as a parameter by {} nodes of {} modules ({}), which will train it as one tied "
+          "tensor; an eval-mode torch.onnx.export merges parameters with equal values (e.g. fresh LayerNorm "
+          "weights): export in training mode to keep them apart (docs/grad.md)",
+          t.initializer, t.nodes.size(), t.modules, ListNames(quoted, 3)));
+    }
   }
   for (const auto& w : result->warnings) PrintInfo(1, w);
   return kExitOk;

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "io/temp_file.h"
 #include "gates.h"
+#include "report/no_candidate_hint.h"
 #include "report/scan_report.h"
 #include "scan_views.h"
 
@@ -84,6 +85,9 @@ int RunScan(const ScanArgs& args, const GlobalOptions& globals) {
     if (!written.ok()) return ReportError(written);
   }
 
+  if (globals.verbosity >= 0) {
+    if (auto hint = NoCandidateHint(graph, *result, *dims)) PrintHint(*hint);
+  }
   if (globals.verbosity >= 0 && !result->peak.unbound_dims.empty()) {
     std::string list, example;
     for (size_t i = 0; i < result->peak.unbound_dims.size(); ++i) {

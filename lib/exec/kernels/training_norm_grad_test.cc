@@ -73,10 +73,7 @@ TEST_CASE("SimplifiedLayerNormalizationGrad equals finite differences of ORT's R
 TEST_CASE("LayerNormalizationGrad equals finite differences of the registry's LayerNormalization",
           "[training][kernels]") {
   const KernelRegistry& cpu = KernelRegistry::Cpu();
-  if (cpu.Find("", "LayerNormalization") == nullptr) {
-    WARN("skipped: no LayerNormalization kernel registered yet");
-    return;
-  }
+  REQUIRE(cpu.Find("", "LayerNormalization") != nullptr);
   auto forward = [&](const std::vector<double>& x, int num_outputs) {
     KernelCall call("", "LayerNormalization", num_outputs);
     call.Version(17).Input(F64(kShape, x)).Input(F64({4}, ex::kLnScaleAxisM1)).Input(F64({4}, ex::kLnBiasAxisM1));

@@ -48,10 +48,7 @@ TEST_CASE("LogSoftmaxGrad and LogSoftmaxGrad_13 take the LogSoftmax output", "[t
 
 TEST_CASE("SoftmaxGrad_13 equals finite differences of the registry's Softmax kernel", "[training][kernels]") {
   const KernelRegistry& cpu = KernelRegistry::Cpu();
-  if (cpu.Find("", "Softmax") == nullptr) {
-    WARN("skipped: no Softmax kernel registered yet");
-    return;
-  }
+  REQUIRE(cpu.Find("", "Softmax") != nullptr);
   auto softmax = [&](const std::vector<double>& x) {
     KernelCall call("", "Softmax");
     call.Version(13).Input(F64(kShape, x)).Int("axis", 1);

@@ -1,1 +1,0 @@
-scan @SRC@/tests/data/bad/future_opset.onnx

@@ -1,0 +1,1 @@
+scan @SRC@/tests/data/bad/negative_opset.onnx

@@ -1,0 +1,1 @@
+grad @SRC@/tests/data/bad/truncated.onnx -o @WORK@/train.onnx

@@ -1,0 +1,1 @@
+grad @SRC@/tests/data/bad/no_such_file.onnx -o @WORK@/train.onnx

@@ -1,0 +1,1 @@
+scan @SRC@/tests/data/versions/ir14_opset23.onnx

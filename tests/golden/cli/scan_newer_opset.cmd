@@ -1,0 +1,1 @@
+scan @SRC@/tests/data/versions/opset99.onnx
