@@ -107,6 +107,10 @@ Status CheckDeclaredByteCounts(const Graph& g) {
 /// version); versions newer than memopt knows add a warning.
 Status CheckHeader(const io::RawModel& raw, std::vector<std::string>& warnings) {
   if (!raw.has_graph) return InvalidInput("model has no graph");
+  if (!raw.has_ir_version) {
+    return InvalidInput("model has no ir_version (memopt reads ir_version " + std::to_string(kMinIrVersion) +
+                        " and newer)");
+  }
   const std::string ir = std::to_string(raw.ir_version);
   if (raw.ir_version <= 0) {
     return InvalidInput("invalid ir_version " + ir + " (memopt reads ir_version " + std::to_string(kMinIrVersion) +

@@ -116,7 +116,7 @@ TEST_CASE("Loader errors: header checks", "[loader]") {
   m.set_ir_version(-4);
   CHECK(ErrorOf(LoadModelFromBytes(Bytes(m))) == "invalid ir_version -4 (memopt reads ir_version 3 and newer)");
   m.clear_ir_version();
-  CHECK(ErrorOf(LoadModelFromBytes(Bytes(m))) == "invalid ir_version 0 (memopt reads ir_version 3 and newer)");
+  CHECK(ErrorOf(LoadModelFromBytes(Bytes(m))) == "model has no ir_version (memopt reads ir_version 3 and newer)");
   m.set_ir_version(13);
   m.mutable_opset_import(0)->set_version(-1);
   CHECK(ErrorOf(LoadModelFromBytes(Bytes(m))) == "invalid opset version -1 for the ai.onnx domain");
