@@ -4,6 +4,8 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <string>
+#include <utility>
 
 namespace memopt {
 namespace {
@@ -27,15 +29,36 @@ class Search {
  public:
   Search(const PlanEvaluator& evaluator, const BudgetPlanOptions& options)
       : ev_(evaluator), budget_(options.budget_bytes), max_evaluations_(options.max_evaluations),
-        candidates_(options.candidates) {
+        objective_(options.objective), groups_(options.groups) {
+    if (groups_.empty()) {
+      candidates_ = options.candidates;
+    } else {
+      for (size_t g = 0; g < groups_.size(); ++g) candidates_.push_back(g);
+    }
     std::sort(candidates_.begin(), candidates_.end());
     candidates_.erase(std::unique(candidates_.begin(), candidates_.end()), candidates_.end());
   }
 
+  /// The plans a set of units stands for (units are plans, or groups of plans).
+  std::vector<size_t> Expand(const std::vector<size_t>& set) const {
+    if (groups_.empty()) return set;
+    std::vector<size_t> plans;
+    for (size_t g : set) plans.insert(plans.end(), groups_[g].begin(), groups_[g].end());
+    std::sort(plans.begin(), plans.end());
+    plans.erase(std::unique(plans.begin(), plans.end()), plans.end());
+    return plans;
+  }
+
   Expected<PlanEvaluation> Eval(const std::vector<size_t>& set) {
     ++evaluations_;
-    return ev_.Evaluate(set, /*want_curve=*/false, budget_);
+    return ev_.Evaluate(Expand(set), /*want_curve=*/false, budget_);
   }
+
+  /// The objective's cost of an evaluated set / of a set of units.
+  double Cost(const PlanEvaluation& e) const {
+    return objective_ == PlanObjective::kTime ? e.added_seconds : static_cast<double>(e.added_flops);
+  }
+  double CostOf(const std::vector<size_t>& set) const { return ev_.CostOf(Expand(set), objective_); }
 
   bool Fits(const PlanEvaluation& e) const { return e.peak_bytes <= budget_; }
   bool OutOfEvaluations() const { return evaluations_ >= max_evaluations_; }
@@ -71,7 +94,7 @@ class Search {
         if (lazy && found && bound(c) < best_score) break;
         MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation e, Eval(With(set, c)));
         const double gain = cur.excess - e.excess;
-        const double cost = std::max(0.0, e.added_seconds - cur.added_seconds);
+        const double cost = std::max(0.0, Cost(e) - Cost(cur));
         const double score = gain / (cost + 1e-15);
         last_score[c] = gain > 0 ? score : 0.0;
         if (gain <= 0) continue;
@@ -117,18 +140,18 @@ class Search {
     std::vector<size_t> outside_by_cost;
     for (size_t c : candidates_) outside_by_cost.push_back(c);
     std::sort(outside_by_cost.begin(), outside_by_cost.end(), [&](size_t a, size_t b) {
-      const double ca = ev_.CostOf({a}), cb = ev_.CostOf({b});
+      const double ca = CostOf({a}), cb = CostOf({b});
       return ca != cb ? ca < cb : a < b;
     });
     bool improved = true;
     while (improved && !OutOfEvaluations()) {
       improved = false;
-      const double current = ev_.CostOf(set);
+      const double current = CostOf(set);
       for (size_t c : ByMarginalCostDesc(set)) {
         for (size_t d : outside_by_cost) {
           if (Contains(set, d)) continue;
           std::vector<size_t> trial = With(Without(set, c), d);
-          if (ev_.CostOf(trial) >= current * (1 - 1e-9)) continue;
+          if (CostOf(trial) >= current * (1 - 1e-9)) continue;
           MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation e, Eval(trial));
           if (Fits(e)) {
             set = std::move(trial);
@@ -147,9 +170,9 @@ class Search {
 
  private:
   std::vector<size_t> ByMarginalCostDesc(const std::vector<size_t>& set) const {
-    const double total = ev_.CostOf(set);
+    const double total = CostOf(set);
     std::vector<std::pair<double, size_t>> keyed;
-    for (size_t c : set) keyed.emplace_back(total - ev_.CostOf(Without(set, c)), c);
+    for (size_t c : set) keyed.emplace_back(total - CostOf(Without(set, c)), c);
     std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) {
       return a.first != b.first ? a.first > b.first : a.second < b.second;
     });
@@ -161,11 +184,32 @@ class Search {
   const PlanEvaluator& ev_;
   int64_t budget_;
   int max_evaluations_;
+  PlanObjective objective_;
+  std::vector<std::vector<size_t>> groups_;
   std::vector<size_t> candidates_;
   int evaluations_ = 0;
 };
 
 }  // namespace
+
+std::vector<std::vector<size_t>> WholeClusterGroups(const ScanResult& scan, const std::vector<size_t>& candidates) {
+  const std::set<size_t> allowed(candidates.begin(), candidates.end());
+  std::map<std::pair<std::string, int>, std::vector<size_t>> by_cluster;
+  std::vector<std::pair<std::string, int>> first_seen;
+  for (size_t i = 0; i < scan.plans.size(); ++i) {
+    const auto key = std::make_pair(scan.plans[i].cluster_id, scan.plans[i].type());
+    auto [it, inserted] = by_cluster.try_emplace(key);
+    if (inserted) first_seen.push_back(key);
+    it->second.push_back(i);
+  }
+  std::vector<std::vector<size_t>> groups;
+  for (const auto& key : first_seen) {
+    const std::vector<size_t>& members = by_cluster.at(key);
+    const bool whole = std::all_of(members.begin(), members.end(), [&](size_t i) { return allowed.count(i) != 0; });
+    if (whole) groups.push_back(members);
+  }
+  return groups;
+}
 
 std::vector<size_t> BudgetCandidates(const ScanResult& scan, int level, const RewriteSpecBuilder& builder) {
   std::set<std::string> type1_ids;
@@ -210,8 +254,8 @@ Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const B
   PlanEvaluation* best_eval = nullptr;
   auto consider = [&](std::vector<size_t>& set, PlanEvaluation& e) {
     if (!search.Fits(e)) return;
-    if (best == nullptr || e.added_seconds < best_eval->added_seconds ||
-        (e.added_seconds == best_eval->added_seconds && set.size() < best->size())) {
+    if (best == nullptr || search.Cost(e) < search.Cost(*best_eval) ||
+        (search.Cost(e) == search.Cost(*best_eval) && set.size() < best->size())) {
       best = &set;
       best_eval = &e;
     }
@@ -221,13 +265,13 @@ Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const B
   if (best != nullptr) {
     MEMOPT_RETURN_IF_ERROR(search.Swap(*best, *best_eval));
     result.met = true;
-    result.plans = *best;
+    result.plans = search.Expand(*best);
     result.evaluation = *best_eval;
   } else if (greedy_eval.peak_bytes <= result.all_candidates.peak_bytes) {
-    result.plans = greedy;
+    result.plans = search.Expand(greedy);
     result.evaluation = greedy_eval;
   } else {
-    result.plans = search.candidates();
+    result.plans = search.Expand(search.candidates());
     result.evaluation = result.all_candidates;
   }
   result.evaluations = search.evaluations();

@@ -25,6 +25,11 @@ namespace memopt {
 struct BudgetPlanOptions {
   int64_t budget_bytes = 0;
   std::vector<size_t> candidates;  ///< indices into ScanResult::plans
+  /// When not empty, the units chosen instead of single candidates: a group is applied whole
+  /// (plan --target ort: every occurrence of a cluster id, as ONNX Runtime applies a config
+  /// entry). `candidates` is then ignored.
+  std::vector<std::vector<size_t>> groups;
+  PlanObjective objective = PlanObjective::kTime;
   /// Stop improving after this many evaluations (the result is still valid).
   int max_evaluations = 200000;
 };
@@ -37,6 +42,12 @@ struct BudgetPlanResult {
   PlanEvaluation all_candidates;    ///< every candidate applied
   int evaluations = 0;
 };
+
+/// plan --target ort: the candidates grouped by (cluster id, type), each group every occurrence
+/// of that cluster (ScanResult::plans order). A cluster with an occurrence that is not a
+/// candidate (the rewrite cannot apply it, or the other type was chosen for the id) is left out:
+/// ONNX Runtime would apply all of them.
+std::vector<std::vector<size_t>> WholeClusterGroups(const ScanResult& scan, const std::vector<size_t>& candidates);
 
 /// The candidates a budget plan chooses from at `level` (as `scan`'s groups: type 1 at levels 0
 /// and 1, types 1 and 2 at level 2): plans the rewrite supports, one type per cluster id (type 1

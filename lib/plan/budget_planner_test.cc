@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "plan/plan_test_util.h"
+#include "plan/selection.h"
 #include "test_data.h"
 
 namespace memopt {
@@ -108,6 +109,94 @@ TEST_CASE("budget planner: within 5% of the exhaustive optimum on the tiny GPT-2
       {"src:tests/data/plan/gpt2_tiny_2layer.onnx", "batch=4,seq_len=64", 1},
       {"src:tests/data/plan/gpt2_tiny_2layer.onnx", "batch=4,seq_len=64", 0},
   });
+}
+
+/// The least cost over every union of `groups` (each applied whole) whose peak fits `budget`.
+double ExhaustiveGroupOptimum(const PlanEvaluator& ev, const std::vector<std::vector<size_t>>& groups, int64_t budget,
+                              PlanObjective objective) {
+  REQUIRE(groups.size() <= 16);
+  double best = std::numeric_limits<double>::infinity();
+  for (uint32_t mask = 0; mask < (1u << groups.size()); ++mask) {
+    std::vector<size_t> pick;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      if (mask & (1u << g)) pick.insert(pick.end(), groups[g].begin(), groups[g].end());
+    }
+    std::sort(pick.begin(), pick.end());
+    const double cost = ev.CostOf(pick, objective);
+    if (cost >= best) continue;
+    Expected<PlanEvaluation> e = ev.Evaluate(pick);
+    REQUIRE(e.ok());
+    if (e->peak_bytes <= budget) best = cost;
+  }
+  return best;
+}
+
+/// --target ort (whole clusters) and --objective flops|time against exhaustive search over the
+/// clusters: the plans are unions of whole clusters, the budget is met whenever a union meets it,
+/// and the cost is within 5% of the optimum.
+void CheckWholeClusterPlans(const testing::Scanned& s, int level) {
+  Expected<PlanEvaluator> ev = PlanEvaluator::Create(s.model.graph, s.scan, s.dims);
+  REQUIRE(ev.ok());
+  const std::vector<size_t> candidates = BudgetCandidates(s.scan, level, ev->spec_builder());
+  std::vector<std::vector<size_t>> groups = WholeClusterGroups(s.scan, candidates);
+  REQUIRE_FALSE(groups.empty());
+  if (groups.size() > 12) groups.resize(12);
+  for (const auto& group : groups) {
+    // Every occurrence of the cluster, and nothing else.
+    const RecomputePlan& first = s.scan.plans[group.front()];
+    size_t occurrences = 0;
+    for (const RecomputePlan& p : s.scan.plans) occurrences += p.cluster_id == first.cluster_id && p.type() == first.type();
+    CHECK(group.size() == occurrences);
+  }
+  std::vector<size_t> all;
+  for (const auto& g : groups) all.insert(all.end(), g.begin(), g.end());
+  std::sort(all.begin(), all.end());
+  Expected<PlanEvaluation> base = ev->Evaluate({});
+  Expected<PlanEvaluation> lowest = ev->Evaluate(all);
+  REQUIRE(base.ok());
+  REQUIRE(lowest.ok());
+  for (PlanObjective objective : {PlanObjective::kTime, PlanObjective::kFlops}) {
+    for (double f : {0.1, 0.5, 0.9}) {
+      const int64_t budget = lowest->peak_bytes + static_cast<int64_t>(f * (base->peak_bytes - lowest->peak_bytes));
+      if (budget >= base->peak_bytes) continue;
+      const double optimum = ExhaustiveGroupOptimum(*ev, groups, budget, objective);
+      BudgetPlanOptions options;
+      options.budget_bytes = budget;
+      options.groups = groups;
+      options.objective = objective;
+      Expected<BudgetPlanResult> r = PlanForBudget(*ev, options);
+      REQUIRE(r.ok());
+      const double cost = ev->CostOf(r->plans, objective);
+      INFO("objective " << (objective == PlanObjective::kTime ? "time" : "flops") << ", budget " << budget
+                        << ", optimum " << optimum << ", planner " << cost);
+      if (optimum == std::numeric_limits<double>::infinity()) {
+        CHECK_FALSE(r->met);
+        continue;
+      }
+      REQUIRE(r->met);
+      CHECK(r->evaluation.peak_bytes <= budget);
+      CHECK(cost <= optimum * 1.05 + 1e-12);
+      // The written config names whole clusters only: no per-occurrence selector.
+      const MemoryOptConfig config = ConfigForPlans(s.scan, r->plans);
+      CHECK(config.selectors.empty());
+      Expected<Selection> selected = SelectPlans(s.scan, config);
+      REQUIRE(selected.ok());
+      CHECK(selected->plans == r->plans);
+    }
+  }
+}
+
+TEST_CASE("budget planner: --target ort plans whole clusters, near the optimum (source tree)", "[plan][budget]") {
+  testing::Scanned s = testing::ScanFile(testing::SourcePath("tests/data/plan/gpt2_tiny_2layer.onnx"), 1,
+                                         "batch=4,seq_len=64");
+  CheckWholeClusterPlans(s, 1);
+}
+
+TEST_CASE("budget planner: --target ort plans whole clusters, near the optimum (BLOOM)", "[plan][budget]") {
+  std::optional<std::string> bloom = testing::SharedData("ort_recompute/3layer_bloom_optimized_training.onnx");
+  if (!bloom) return;
+  testing::Scanned s = testing::ScanFile(*bloom, 1, "inputs_input_ids_dim0=4,inputs_attention_mask_dim1=128");
+  CheckWholeClusterPlans(s, 1);
 }
 
 TEST_CASE("budget planner: an unreachable budget reports the best peak found", "[plan][budget]") {

@@ -38,14 +38,14 @@ Expected<PlanEvaluator> PlanEvaluator::Create(const Graph& graph, const ScanResu
   return ev;
 }
 
-double PlanEvaluator::CostOf(const std::vector<size_t>& plans) const {
+double PlanEvaluator::CostOf(const std::vector<size_t>& plans, PlanObjective objective) const {
   std::vector<char> seen(graph_.nodes.size(), 0);
   double total = 0;
   for (size_t p : plans) {
     for (NodeId n : scan_.plans[p].subgraph) {
       if (seen[n]) continue;
       seen[n] = 1;
-      total += node_cost_[n].seconds;
+      total += objective == PlanObjective::kTime ? node_cost_[n].seconds : static_cast<double>(node_cost_[n].flops);
     }
   }
   return total;

@@ -17,6 +17,10 @@
 
 namespace memopt {
 
+/// What the budget planner minimises (plan --objective): the cost model's estimated time of the
+/// clones (default) or their FLOPs.
+enum class PlanObjective { kTime, kFlops };
+
 struct PlanEvaluation {
   int64_t peak_bytes = 0;
   int32_t peak_position = -1;
@@ -41,8 +45,9 @@ class PlanEvaluator {
                                     int64_t excess_threshold = 0) const;
 
   const RewriteSpecBuilder& spec_builder() const { return builder_; }
-  /// Recompute cost of the clones of `plans` (shared clones counted once).
-  double CostOf(const std::vector<size_t>& plans) const;
+  /// Recompute cost of the clones of `plans` (shared clones counted once): estimated seconds, or
+  /// FLOPs with PlanObjective::kFlops.
+  double CostOf(const std::vector<size_t>& plans, PlanObjective objective = PlanObjective::kTime) const;
   const NodeCost& node_cost(NodeId n) const { return node_cost_[n]; }
   /// FLOPs of the forward pass (nodes up to the boundary).
   int64_t forward_flops() const { return forward_flops_; }

@@ -116,6 +116,8 @@ std::string RenderPlanText(const PlanReportInput& in, OutputFormat format) {
   if (in.budget_bytes) {
     out += fmt::format("Budget: {} ({} bytes){}\n", in.budget_text, WithThousands(*in.budget_bytes),
                        in.budget_met ? ": met" : ": NOT met");
+    if (!in.objective.empty()) out += fmt::format("Minimised: {}\n", in.objective);
+    if (!in.target.empty()) out += fmt::format("Target: {}\n", in.target);
   }
   out += "\n";
   if (in.matches.empty()) {
@@ -155,7 +157,8 @@ json PlanToJson(const PlanReportInput& in) {
   j["entries"] = entries;
   if (in.budget_bytes) {
     j["budget"] = {{"spec", in.budget_text}, {"bytes", *in.budget_bytes}, {"met", in.budget_met},
-                   {"evaluations", in.planner_evaluations}, {"candidates", in.planner_candidates}};
+                   {"evaluations", in.planner_evaluations}, {"candidates", in.planner_candidates},
+                   {"objective", in.objective}, {"target", in.target}};
   } else {
     j["budget"] = nullptr;
   }

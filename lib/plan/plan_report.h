@@ -37,6 +37,8 @@ struct PlanReportInput {
   bool budget_met = true;
   int planner_evaluations = 0;
   int planner_candidates = 0;
+  std::string objective;               ///< budget mode: what was minimised, in words
+  std::string target;                  ///< "memopt" (per occurrence) or "ort" (whole clusters)
   std::string output;                  ///< the file written (-o), if any
 };
 

@@ -33,6 +33,8 @@ struct PlanArgs {
   std::string format = "table";
   std::string boundary;
   std::string timeline;
+  std::string objective = "time";
+  std::string target = "memopt";
   GateOptions gates;
 };
 
@@ -93,6 +95,12 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
   }
   Status gates_ok = ValidateGateOptions(args.gates);
   if (!gates_ok.ok()) return ReportError(gates_ok);
+  if (args.objective != "time" && args.objective != "flops") {
+    return ReportError(UsageError("unknown --objective '" + args.objective + "'; use time or flops"));
+  }
+  if (args.target != "memopt" && args.target != "ort") {
+    return ReportError(UsageError("unknown --target '" + args.target + "'; use memopt or ort"));
+  }
   if (!args.output.empty()) {
     if (Status out = io::CheckOutputPath(args.output, args.model); !out.ok()) return ReportError(out);
   }
@@ -143,6 +151,8 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
     BudgetPlanOptions budget_options;
     budget_options.budget_bytes = budget;
     budget_options.candidates = BudgetCandidates(*scan, args.level, evaluator->spec_builder());
+    budget_options.objective = args.objective == "flops" ? PlanObjective::kFlops : PlanObjective::kTime;
+    if (args.target == "ort") budget_options.groups = WholeClusterGroups(*scan, budget_options.candidates);
     auto result = PlanForBudget(*evaluator, budget_options);
     if (!result.ok()) return ReportError(result.status().WithContext(args.model));
     planned = std::move(result).value();
@@ -154,7 +164,16 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
                              : fmt::format("{} = {}", args.budget, HumanBytes(budget));
     report.budget_met = planned->met;
     report.planner_evaluations = planned->evaluations;
-    report.planner_candidates = static_cast<int>(budget_options.candidates.size());
+    report.planner_candidates = static_cast<int>(args.target == "ort" ? budget_options.groups.size()
+                                                                      : budget_options.candidates.size());
+    report.objective = args.objective == "flops"
+                           ? "added FLOPs of the recomputed nodes"
+                           : "added compute time of the recomputed nodes on the cost model's roofline (200 TFLOP/s "
+                             "matmul, 20 TFLOP/s other, 2 TB/s; docs/plan.md)";
+    report.target = args.target == "ort"
+                        ? "ort (whole clusters: every occurrence of each chosen cluster id, as ONNX Runtime 1.19.2 "
+                          "applies a config)"
+                        : "memopt (per occurrence; memopt apply applies it exactly)";
     if (!scan->peak.sized && globals.verbosity >= 0) {
       PrintWarning("the budget is a fraction of a peak computed with unbound dims set to 1024; bind them with --dims");
     }
@@ -173,6 +192,13 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
   }
 
   std::string config_text = WriteMemoryOptConfig(config);
+  if (!config.selectors.empty() && !args.output.empty() && globals.verbosity >= 0) {
+    PrintWarning("the config selects single occurrences (" + config.selectors.front().text +
+                 (config.selectors.size() > 1 ? ", ..." : "") +
+                 "): `memopt apply` applies it as planned, but ONNX Runtime 1.19.2 ignores those entries and "
+                 "recomputes every occurrence of each listed cluster, which gives another peak; plan with "
+                 "--target ort for a config ORT applies as predicted");
+  }
   if (!args.output.empty()) {
     Status written = WriteOutput(args.output, config_text, args.model);
     if (!written.ok()) return ReportError(written);
@@ -258,6 +284,14 @@ std::function<int()> SetupPlan(CLI::App& app, const GlobalOptions& globals) {
   app.add_option("--budget", args->budget,
                  "plan for a peak-memory budget: bytes with a unit (12GiB, 800MB) or a fraction of the "
                  "unoptimized peak (0.6); exit 3 when it cannot be met");
+  app.add_option("--objective", args->objective,
+                 "with --budget, what to minimise: time (the cost model's estimated time of the recomputed "
+                 "nodes, default) or flops")
+      ->default_val("time");
+  app.add_option("--target", args->target,
+                 "with --budget, who applies the config: memopt (per-occurrence plans for memopt apply, default) or "
+                 "ort (whole clusters only, so that ONNX Runtime 1.19.2 builds the graph memopt predicted)")
+      ->default_val("memopt");
   app.add_option("--dims", args->dims, "bind symbolic dims, e.g. batch=8,seq_len=512");
   app.add_option("-o,--output", args->output, "write the config (ORT mem_opt.json format) to FILE");
   app.add_option("--format", args->format, "report format: table | json | csv | markdown")->default_val("table");

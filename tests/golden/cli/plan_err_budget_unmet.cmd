@@ -1,1 +1,1 @@
-plan @DATA@/ort_recompute/3layer_bloom_optimized_training.onnx --budget 0.5 --dims inputs_input_ids_dim0=4,inputs_attention_mask_dim1=128,inputs_attention_mask_dim0=4,inputs_labels_dim0=4,inputs_labels_dim1=128 -o @WORK@/mem_opt.json
+-qq plan @DATA@/ort_recompute/3layer_bloom_optimized_training.onnx --budget 0.5 --dims inputs_input_ids_dim0=4,inputs_attention_mask_dim1=128,inputs_attention_mask_dim0=4,inputs_labels_dim0=4,inputs_labels_dim1=128 -o @WORK@/mem_opt.json
