@@ -238,6 +238,37 @@ Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const B
     return result;
   }
 
+  // 0. The integer program (exact for units that do not interact, checked by simulation).
+  if (options.integer_program) {
+    BudgetIlpOptions ilp;
+    ilp.budget_bytes = options.budget_bytes;
+    ilp.objective = options.objective;
+    ilp.time_limit_seconds = options.ilp_time_limit_seconds;
+    if (options.groups.empty()) {
+      for (size_t c : search.candidates()) ilp.units.push_back({c});
+    } else {
+      ilp.units = options.groups;
+    }
+    MEMOPT_ASSIGN_OR_RETURN(BudgetIlpResult solved, SolveBudgetIlp(evaluator, ilp));
+    result.evaluations += solved.evaluations;
+    if (solved.feasible) {
+      std::vector<size_t> plans;
+      for (size_t u : solved.units) plans.insert(plans.end(), ilp.units[u].begin(), ilp.units[u].end());
+      std::sort(plans.begin(), plans.end());
+      plans.erase(std::unique(plans.begin(), plans.end()), plans.end());
+      result.met = true;
+      result.plans = std::move(plans);
+      result.evaluation = std::move(solved.evaluation);
+      result.method = "integer program";
+      result.optimal = solved.optimal;
+      result.gap = solved.gap;
+      result.evaluations += search.evaluations();
+      return result;
+    }
+    result.ilp_note = solved.why_not;
+  }
+  result.method = "greedy search";
+
   // 1. Forward greedy + prune.
   std::vector<size_t> greedy;
   PlanEvaluation greedy_eval = result.baseline;
@@ -274,7 +305,7 @@ Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const B
     result.plans = search.Expand(search.candidates());
     result.evaluation = result.all_candidates;
   }
-  result.evaluations = search.evaluations();
+  result.evaluations += search.evaluations();
   return result;
 }
 

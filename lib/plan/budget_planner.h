@@ -14,9 +14,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "analysis/scan.h"
+#include "plan/budget_ilp.h"
 #include "plan/plan_evaluator.h"
 #include "util/status.h"
 
@@ -32,6 +34,11 @@ struct BudgetPlanOptions {
   PlanObjective objective = PlanObjective::kTime;
   /// Stop improving after this many evaluations (the result is still valid).
   int max_evaluations = 200000;
+  /// Solve the integer program first (plan/budget_ilp.h); the search below runs only when it
+  /// finds no plan. False: the search alone (tests compare the two).
+  bool integer_program = true;
+  /// Time limit of each integer-program solve.
+  double ilp_time_limit_seconds = 2;
 };
 
 struct BudgetPlanResult {
@@ -41,6 +48,11 @@ struct BudgetPlanResult {
   PlanEvaluation baseline;          ///< no plan applied
   PlanEvaluation all_candidates;    ///< every candidate applied
   int evaluations = 0;
+  /// "integer program" or "greedy search" (after the program found nothing).
+  std::string method;
+  bool optimal = false;   ///< the integer program proved its plan optimal for its step model
+  double gap = 0;         ///< otherwise its relative gap to the LP lower bound (integer program)
+  std::string ilp_note;   ///< why the integer program gave way to the search, if it did
 };
 
 /// plan --target ort: the candidates grouped by (cluster id, type), each group every occurrence

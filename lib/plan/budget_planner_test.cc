@@ -74,7 +74,7 @@ void CompareWithExhaustive(const testing::Scanned& s, int level, size_t max_cand
     Expected<PlanEvaluation> check = ev->Evaluate(r->plans);
     REQUIRE(check.ok());
     CHECK(check->peak_bytes == r->evaluation.peak_bytes);
-    CHECK(r->evaluation.added_seconds <= optimum * 1.05 + 1e-15);
+    CHECK(r->evaluation.added_seconds <= optimum * 1.01 + 1e-15);
   }
 }
 
@@ -175,7 +175,7 @@ void CheckWholeClusterPlans(const testing::Scanned& s, int level) {
       }
       REQUIRE(r->met);
       CHECK(r->evaluation.peak_bytes <= budget);
-      CHECK(cost <= optimum * 1.05 + 1e-12);
+      CHECK(cost <= optimum * 1.01 + 1e-12);
       // The written config names whole clusters only: no per-occurrence selector.
       const MemoryOptConfig config = ConfigForPlans(s.scan, r->plans);
       CHECK(config.selectors.empty());

@@ -86,7 +86,15 @@ Expected<PlanEvaluation> PlanEvaluator::Evaluate(const std::vector<size_t>& plan
   }
   int64_t live = always_bytes_;
   out.peak_bytes = live;
-  if (want_curve) out.live_at_step.resize(steps);
+  if (want_curve) {
+    out.live_at_step.resize(steps);
+    out.step_original.assign(steps, kNone);
+    for (size_t n = 0; n < rg.new_id.size(); ++n) {
+      if (rg.new_id[n] != kNone && order.position[rg.new_id[n]] >= 0) {
+        out.step_original[order.position[rg.new_id[n]]] = static_cast<NodeId>(n);
+      }
+    }
+  }
   for (int32_t i = 0; i < steps; ++i) {
     live += alloc_at[i];
     if (out.peak_position < 0 || live > out.peak_bytes) {

@@ -26,6 +26,8 @@ struct PlanEvaluation {
   int32_t peak_position = -1;
   /// Live bytes at each step's peak check (outputs of the step allocated), when requested.
   std::vector<int64_t> live_at_step;
+  /// With the curve: the original node each step runs, or kNone for a clone.
+  std::vector<NodeId> step_original;
   /// Sum over steps of max(0, live - threshold) for the threshold given to Evaluate.
   double excess = 0;
   int64_t added_flops = 0;
@@ -51,6 +53,8 @@ class PlanEvaluator {
   const NodeCost& node_cost(NodeId n) const { return node_cost_[n]; }
   /// FLOPs of the forward pass (nodes up to the boundary).
   int64_t forward_flops() const { return forward_flops_; }
+  /// Nodes of the original graph (the steps of StepPeaks-style curves).
+  size_t num_nodes() const { return graph_.nodes.size(); }
   int64_t weights_and_inputs_bytes() const { return always_bytes_; }
   /// Bytes of an original value at the dims (0 when unknown).
   int64_t value_bytes(ValueId v) const { return value_bytes_[v]; }

@@ -117,6 +117,10 @@ std::string RenderPlanText(const PlanReportInput& in, OutputFormat format) {
     out += fmt::format("Budget: {} ({} bytes){}\n", in.budget_text, WithThousands(*in.budget_bytes),
                        in.budget_met ? ": met" : ": NOT met");
     if (!in.objective.empty()) out += fmt::format("Minimised: {}\n", in.objective);
+    if (!in.planner_method.empty()) {
+      out += fmt::format("Planner: {}, {}; {} simulations\n", in.planner_method, in.planner_quality,
+                         in.planner_evaluations);
+    }
     if (!in.target.empty()) out += fmt::format("Target: {}\n", in.target);
   }
   out += "\n";
@@ -158,7 +162,9 @@ json PlanToJson(const PlanReportInput& in) {
   if (in.budget_bytes) {
     j["budget"] = {{"spec", in.budget_text}, {"bytes", *in.budget_bytes}, {"met", in.budget_met},
                    {"evaluations", in.planner_evaluations}, {"candidates", in.planner_candidates},
-                   {"objective", in.objective}, {"target", in.target}};
+                   {"objective", in.objective}, {"target", in.target}, {"planner", in.planner_method},
+                   {"optimality", in.planner_quality},
+                   {"gap", in.planner_gap ? json(*in.planner_gap) : json(nullptr)}};
   } else {
     j["budget"] = nullptr;
   }

@@ -37,6 +37,9 @@ struct PlanReportInput {
   bool budget_met = true;
   int planner_evaluations = 0;
   int planner_candidates = 0;
+  std::string planner_method;          ///< budget mode: "integer program" or "greedy search"
+  std::string planner_quality;         ///< "optimal for the step model ...", or the gap
+  std::optional<double> planner_gap;   ///< relative gap to the lower bound (integer program)
   std::string objective;               ///< budget mode: what was minimised, in words
   std::string target;                  ///< "memopt" (per occurrence) or "ort" (whole clusters)
   std::string output;                  ///< the file written (-o), if any

@@ -35,6 +35,7 @@ struct PlanArgs {
   std::string timeline;
   std::string objective = "time";
   std::string target = "memopt";
+  std::string planner = "ilp";
   GateOptions gates;
 };
 
@@ -98,6 +99,9 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
   if (args.objective != "time" && args.objective != "flops") {
     return ReportError(UsageError("unknown --objective '" + args.objective + "'; use time or flops"));
   }
+  if (args.planner != "ilp" && args.planner != "greedy") {
+    return ReportError(UsageError("unknown --planner '" + args.planner + "'; use ilp or greedy"));
+  }
   if (args.target != "memopt" && args.target != "ort") {
     return ReportError(UsageError("unknown --target '" + args.target + "'; use memopt or ort"));
   }
@@ -153,6 +157,7 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
     budget_options.candidates = BudgetCandidates(*scan, args.level, evaluator->spec_builder());
     budget_options.objective = args.objective == "flops" ? PlanObjective::kFlops : PlanObjective::kTime;
     if (args.target == "ort") budget_options.groups = WholeClusterGroups(*scan, budget_options.candidates);
+    budget_options.integer_program = args.planner == "ilp";
     auto result = PlanForBudget(*evaluator, budget_options);
     if (!result.ok()) return ReportError(result.status().WithContext(args.model));
     planned = std::move(result).value();
@@ -164,6 +169,17 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
                              : fmt::format("{} = {}", args.budget, HumanBytes(budget));
     report.budget_met = planned->met;
     report.planner_evaluations = planned->evaluations;
+    report.planner_method = planned->method;
+    if (planned->method == "integer program") {
+      report.planner_quality = planned->optimal ? "optimal for the step model (within 0.5%)"
+                                                : fmt::format("within {:.1f}% of the step model's LP bound (time limit)",
+                                                              100.0 * planned->gap);
+      report.planner_gap = planned->optimal ? 0.0 : planned->gap;
+    } else if (!planned->ilp_note.empty()) {
+      report.planner_quality = "no optimality bound (the integer program gave way: " + planned->ilp_note + ")";
+    } else {
+      report.planner_quality = "no optimality bound";
+    }
     report.planner_candidates = static_cast<int>(args.target == "ort" ? budget_options.groups.size()
                                                                       : budget_options.candidates.size());
     report.objective = args.objective == "flops"
@@ -288,6 +304,10 @@ std::function<int()> SetupPlan(CLI::App& app, const GlobalOptions& globals) {
                  "with --budget, what to minimise: time (the cost model's estimated time of the recomputed "
                  "nodes, default) or flops")
       ->default_val("time");
+  app.add_option("--planner", args->planner,
+                 "with --budget: ilp (integer program over the step model, solved with GLPK and checked by "
+                 "simulation; default) or greedy (the simulation-driven search alone)")
+      ->default_val("ilp");
   app.add_option("--target", args->target,
                  "with --budget, who applies the config: memopt (per-occurrence plans for memopt apply, default) or "
                  "ort (whole clusters only, so that ONNX Runtime 1.19.2 builds the graph memopt predicted)")

@@ -1,0 +1,51 @@
+// The budget problem as a 0-1 integer program (docs/plan.md, "Budget planner"):
+//
+//   minimise   sum_u cost_u x_u                       x_u in {0, 1}: apply unit u or not
+//   subject to R_0(n) + sum_u D_u(n) x_u <= budget    for every original step n
+//
+// A unit is one recompute plan, or a whole cluster (plan --target ort). R_S(n) is the live-bytes
+// peak of original step n (with the clone steps placed just before it) when the units S are
+// applied, from the exact simulation (plan/plan_evaluator.h); D_u = R_{u} - R_0 comes from one
+// simulation of u alone, so the program is exact for units that do not interact. It is solved
+// with GLPK's branch and cut, with row generation (only steps that can exceed the budget; the
+// most violated ones are added until none is). The solution is then simulated exactly; where
+// effects interact and the true peak is higher, the rows there are tightened by the difference
+// and the program is solved again.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plan/plan_evaluator.h"
+#include "util/status.h"
+
+namespace memopt {
+
+struct BudgetIlpOptions {
+  int64_t budget_bytes = 0;
+  /// The units to choose from: each a set of plan indices (ScanResult::plans), applied whole.
+  std::vector<std::vector<size_t>> units;
+  PlanObjective objective = PlanObjective::kTime;
+  /// Branch-and-cut time per solve; past it the best solution found so far is used and the gap
+  /// to the LP bound is reported.
+  double time_limit_seconds = 2;
+  /// Exact-check-and-tighten rounds before giving up (the caller falls back to a search).
+  int max_repairs = 8;
+};
+
+struct BudgetIlpResult {
+  bool feasible = false;        ///< a set of units whose exact peak fits the budget was found
+  std::vector<size_t> units;    ///< chosen units (indices into BudgetIlpOptions::units), ascending
+  PlanEvaluation evaluation;    ///< exact simulation of the chosen units
+  bool optimal = false;         ///< proven within 0.5% of the program's optimum (the additive step model)
+  double gap = 0;               ///< (cost - lower bound) / cost; 0 when optimal
+  int evaluations = 0;          ///< exact simulations run
+  int solves = 0;               ///< integer programs solved
+  std::string why_not;          ///< when !feasible: the reason (the caller falls back)
+};
+
+Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const BudgetIlpOptions& options);
+
+}  // namespace memopt
