@@ -3,10 +3,13 @@
 #include <glpk.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <thread>
+#include <utility>
 
 namespace memopt {
 namespace {
@@ -60,22 +63,47 @@ struct Solve {
   std::vector<char> x;
 };
 
+/// The objective counts every cloned node once, however many chosen units clone it: a variable
+/// y_k per cloned node with y_k >= x_u for each unit u that clones it (y_k ends at 0 or 1).
+struct CloneCosts {
+  std::vector<double> cost;                    ///< per cloned node
+  std::vector<std::vector<int32_t>> per_unit;  ///< per unit: indices into `cost`
+};
+
 /// Solves the program over the active rows. Costs are scaled to at most 1, rows to the budget.
-Solve SolveActive(const std::vector<Row>& rows, const std::vector<double>& cost, double budget, double time_limit) {
+Solve SolveActive(const std::vector<Row>& rows, const CloneCosts& clones, double budget, double time_limit) {
   glp_term_out(GLP_OFF);  // the library never prints
   std::unique_ptr<glp_prob, GlpkDeleter> lp(glp_create_prob());
   glp_set_obj_dir(lp.get(), GLP_MIN);
-  const int n = static_cast<int>(cost.size());
-  glp_add_cols(lp.get(), n);
-  const double max_cost = std::max(1e-300, *std::max_element(cost.begin(), cost.end()));
+  const int n = static_cast<int>(clones.per_unit.size());
+  const int k = static_cast<int>(clones.cost.size());
+  glp_add_cols(lp.get(), n + k);
+  double max_cost = 1e-300;
+  for (double c : clones.cost) max_cost = std::max(max_cost, c);
   for (int j = 1; j <= n; ++j) {
     glp_set_col_kind(lp.get(), j, GLP_BV);
-    // A tiny tie-breaker per unit: among equal costs, fewer units.
-    glp_set_obj_coef(lp.get(), j, cost[static_cast<size_t>(j - 1)] / max_cost + 1e-7);
+    glp_set_obj_coef(lp.get(), j, 1e-7);  // a tiny tie-breaker: among equal costs, fewer units
+  }
+  for (int j = 1; j <= k; ++j) {
+    glp_set_col_bnds(lp.get(), n + j, GLP_DB, 0.0, 1.0);
+    glp_set_obj_coef(lp.get(), n + j, clones.cost[static_cast<size_t>(j - 1)] / max_cost);
   }
   std::vector<int> ia{0}, ja{0};
   std::vector<double> ar{0};
   int m = 0;
+  for (int u = 0; u < n; ++u) {
+    for (int32_t c : clones.per_unit[static_cast<size_t>(u)]) {  // y_c - x_u >= 0
+      ++m;
+      glp_add_rows(lp.get(), 1);
+      glp_set_row_bnds(lp.get(), m, GLP_LO, 0.0, 0.0);
+      ia.push_back(m);
+      ja.push_back(n + c + 1);
+      ar.push_back(1.0);
+      ia.push_back(m);
+      ja.push_back(u + 1);
+      ar.push_back(-1.0);
+    }
+  }
   for (const Row& row : rows) {
     if (!row.active) continue;
     ++m;
@@ -115,9 +143,9 @@ Solve SolveActive(const std::vector<Row>& rows, const std::vector<double>& cost,
   // Finished (0), or stopped with the incumbent proven within kMipGap of the optimum: optimal
   // for our purpose. Stopped by the time limit: the gap to the root LP bound is reported.
   out.optimal = status == GLP_OPT || ret == 0 || ret == GLP_EMIPGAP;
-  const double value = glp_mip_obj_val(lp.get());
+  const double value = glp_mip_obj_val(lp.get());  // scaled; only ratios to lp_bound matter
   out.gap = out.optimal || value <= 0 ? 0.0 : std::max(0.0, (value - lp_bound) / value);
-  out.x.assign(static_cast<size_t>(n), 0);
+  out.x.assign(static_cast<size_t>(n), 0);  // the units; the clone variables follow from them
   for (int j = 1; j <= n; ++j) out.x[static_cast<size_t>(j - 1)] = glp_mip_col_val(lp.get(), j) > 0.5 ? 1 : 0;
   return out;
 }
@@ -152,20 +180,57 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
     rows[n].node = static_cast<NodeId>(n);
     rows[n].base = static_cast<double>(base_peaks[n]);
   }
-  std::vector<double> cost(options.units.size(), 0.0);
+  CloneCosts clones;
+  clones.per_unit.resize(options.units.size());
+  {
+    std::vector<int32_t> index(num_nodes, -1);
+    for (size_t u = 0; u < options.units.size(); ++u) {
+      for (NodeId node : evaluator.ClonedNodes(options.units[u])) {
+        if (index[static_cast<size_t>(node)] < 0) {
+          index[static_cast<size_t>(node)] = static_cast<int32_t>(clones.cost.size());
+          clones.cost.push_back(evaluator.NodeCostOf(node, options.objective));
+        }
+        clones.per_unit[u].push_back(index[static_cast<size_t>(node)]);
+      }
+    }
+  }
   std::vector<double> worst(num_nodes), best(num_nodes);  // the row's value with every raising / lowering unit
   for (size_t n = 0; n < num_nodes; ++n) worst[n] = best[n] = rows[n].base;
-  for (size_t u = 0; u < options.units.size(); ++u) {
-    MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation alone, evaluator.Evaluate(options.units[u], /*want_curve=*/true));
-    ++result.evaluations;
-    cost[u] = evaluator.CostOf(options.units[u], options.objective);
-    const std::vector<int64_t> peaks = StepPeaks(alone, num_nodes);
-    for (size_t n = 0; n < num_nodes; ++n) {
-      const double delta = static_cast<double>(peaks[n] - base_peaks[n]);
-      if (delta == 0) continue;
-      rows[n].terms.push_back({static_cast<int32_t>(u), delta});
-      (delta > 0 ? worst[n] : best[n]) += delta;
+  // The simulations are independent: they run on every core, in chunks of units, and are merged
+  // in unit order (the result does not depend on the thread count).
+  const size_t num_units = options.units.size();
+  std::vector<std::vector<std::pair<int32_t, int64_t>>> effects(num_units);  // per unit: (node, delta)
+  std::vector<Status> failures(num_units);
+  auto simulate = [&](size_t u) {
+    Expected<PlanEvaluation> alone = evaluator.Evaluate(options.units[u], /*want_curve=*/true);
+    if (!alone.ok()) {
+      failures[u] = alone.status();
+      return;
     }
+    const std::vector<int64_t> peaks = StepPeaks(*alone, num_nodes);
+    for (size_t n = 0; n < num_nodes; ++n) {
+      if (peaks[n] != base_peaks[n]) effects[u].emplace_back(static_cast<int32_t>(n), peaks[n] - base_peaks[n]);
+    }
+  };
+  const size_t threads = std::max<size_t>(1, std::min<size_t>(std::thread::hardware_concurrency(), num_units / 8));
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t u = next++; u < num_units; u = next++) simulate(u);
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  for (size_t u = 0; u < num_units; ++u) {
+    MEMOPT_RETURN_IF_ERROR(failures[u]);
+    ++result.evaluations;
+    for (const auto& [n, delta_bytes] : effects[u]) {
+      const double delta = static_cast<double>(delta_bytes);
+      rows[static_cast<size_t>(n)].terms.push_back({static_cast<int32_t>(u), delta});
+      (delta > 0 ? worst[static_cast<size_t>(n)] : best[static_cast<size_t>(n)]) += delta;
+    }
+    effects[u].clear();
+    effects[u].shrink_to_fit();
   }
   // Steps that no choice can push over the budget need no row; one that every choice leaves over
   // it means the program has no solution.
@@ -197,7 +262,7 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
   for (int repair = 0; repair <= options.max_repairs; ++repair) {
     Solve solve;
     for (int round = 0; round < 200; ++round) {
-      solve = SolveActive(live_rows, cost, budget, options.time_limit_seconds);
+      solve = SolveActive(live_rows, clones, budget, options.time_limit_seconds);
       ++result.solves;
       if (!solve.solved) {
         result.why_not = "the integer program has no solution";

@@ -62,6 +62,8 @@ class Search {
 
   bool Fits(const PlanEvaluation& e) const { return e.peak_bytes <= budget_; }
   bool OutOfEvaluations() const { return evaluations_ >= max_evaluations_; }
+  /// Allows `more` evaluations from now on (at most the options' limit).
+  void AllowMoreEvaluations(int more) { max_evaluations_ = std::min(max_evaluations_, evaluations_ + more); }
   int evaluations() const { return evaluations_; }
   const std::vector<size_t>& candidates() const { return candidates_; }
 
@@ -252,13 +254,17 @@ Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const B
     MEMOPT_ASSIGN_OR_RETURN(BudgetIlpResult solved, SolveBudgetIlp(evaluator, ilp));
     result.evaluations += solved.evaluations;
     if (solved.feasible) {
-      std::vector<size_t> plans;
-      for (size_t u : solved.units) plans.insert(plans.end(), ilp.units[u].begin(), ilp.units[u].end());
-      std::sort(plans.begin(), plans.end());
-      plans.erase(std::unique(plans.begin(), plans.end()), plans.end());
+      // The program's step effects add up per unit; where effects interact (overlapping savings,
+      // shared clones) a chosen unit may turn out unneeded: exact pruning drops it (at most one
+      // simulation per unit and round).
+      std::vector<size_t> set;
+      for (size_t u : solved.units) set.push_back(search.candidates()[u]);
+      PlanEvaluation eval = std::move(solved.evaluation);
+      search.AllowMoreEvaluations(2 * static_cast<int>(set.size()) + 4);
+      MEMOPT_RETURN_IF_ERROR(search.Prune(set, eval));
       result.met = true;
-      result.plans = std::move(plans);
-      result.evaluation = std::move(solved.evaluation);
+      result.plans = search.Expand(set);
+      result.evaluation = std::move(eval);
       result.method = "integer program";
       result.optimal = solved.optimal;
       result.gap = solved.gap;

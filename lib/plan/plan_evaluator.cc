@@ -38,6 +38,14 @@ Expected<PlanEvaluator> PlanEvaluator::Create(const Graph& graph, const ScanResu
   return ev;
 }
 
+std::vector<NodeId> PlanEvaluator::ClonedNodes(const std::vector<size_t>& plans) const {
+  std::vector<NodeId> nodes;
+  for (size_t p : plans) nodes.insert(nodes.end(), scan_.plans[p].subgraph.begin(), scan_.plans[p].subgraph.end());
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  return nodes;
+}
+
 double PlanEvaluator::CostOf(const std::vector<size_t>& plans, PlanObjective objective) const {
   std::vector<char> seen(graph_.nodes.size(), 0);
   double total = 0;

@@ -50,6 +50,11 @@ class PlanEvaluator {
   /// Recompute cost of the clones of `plans` (shared clones counted once): estimated seconds, or
   /// FLOPs with PlanObjective::kFlops.
   double CostOf(const std::vector<size_t>& plans, PlanObjective objective = PlanObjective::kTime) const;
+  /// The original nodes `plans` clone (each once, ascending), and one node's cost.
+  std::vector<NodeId> ClonedNodes(const std::vector<size_t>& plans) const;
+  double NodeCostOf(NodeId node, PlanObjective objective) const {
+    return objective == PlanObjective::kTime ? node_cost_[node].seconds : static_cast<double>(node_cost_[node].flops);
+  }
   const NodeCost& node_cost(NodeId n) const { return node_cost_[n]; }
   /// FLOPs of the forward pass (nodes up to the boundary).
   int64_t forward_flops() const { return forward_flops_; }
