@@ -1,8 +1,10 @@
-// Chooses which recompute plans (per occurrence) to apply so that the simulated peak of the
-// rewritten training step fits a memory budget, at the least added compute (docs/plan.md,
-// "Budget planner"). Every candidate set is judged by its real effect: the rewrite is scheduled
-// and its liveness simulated (plan/plan_evaluator.h), never by summing per-plan savings.
+// Chooses which recompute plans (per occurrence, or whole clusters for --target ort) to apply so
+// that the simulated peak of the rewritten training step fits a memory budget, at the least added
+// compute (docs/plan.md, "Budget planner"). The plan it returns is judged by its real effect: the
+// rewrite is scheduled and its liveness simulated (plan/plan_evaluator.h).
 //
+//   0. the integer program (plan/budget_ilp.h), then one exact pruning pass; when it finds no
+//      plan (or BudgetPlanOptions::integer_program is false), the search below:
 //   1. forward greedy: repeatedly add the candidate with the best ratio of over-budget area
 //      removed (sum over steps of live bytes above the budget) to compute added, re-simulating
 //      after each pick; then drop picks the budget does not need (most expensive first);
