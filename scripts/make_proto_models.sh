@@ -14,6 +14,14 @@
 #   tests/data/grad_cases/relu_mlp.onnx    x -> Gemm -> Relu -> Gemm -> SoftmaxCrossEntropyLoss
 #   tests/data/plan/relu_mlp_train.onnx    its training graph (`memopt grad`, when MEMOPT names a
 #       memopt binary, default build/tools/memopt): nothing in it is recomputable with ORT's table
+#   tests/data/run/huge_input.onnx         Relu of a float[2^20, 2^20] input (4 TiB): allocation
+#       failures are errors, not aborts
+#   tests/data/run/sym_relu.onnx           Relu(Relu(x[batch, seq])): --dims overflow goldens
+#   tests/data/run/unknown_size.onnx       a custom-domain op without a shape rule feeding Relu:
+#       values of unknown size make the CI gates fail closed
+# (tests/data/run/maxpool_stem.onnx, the ResNet stem Conv -> MaxPool k3 s2 p1 -> ReduceMean with a
+# symbolic batch, was written with the onnx Python package; maxpool_stem_train.onnx is its
+# `memopt grad` output.)
 #
 # Run from the repository root:  scripts/make_proto_models.sh
 set -euo pipefail
@@ -153,7 +161,43 @@ printf '\xa0\x06\x01' >>tests/data/versions/ir14_opset23.onnx
   echo 'opset_import { domain: "" version: 17 }'
 } | encode >tests/data/grad_cases/relu_mlp.onnx
 
+mkdir -p tests/data/run
+encode >tests/data/run/huge_input.onnx <<'EOF_MODEL'
+ir_version: 8
+opset_import { domain: "" version: 17 }
+graph {
+  name: "huge_alloc"
+  node { input: "x" output: "y" name: "r" op_type: "Relu" }
+  input { name: "x" type { tensor_type { elem_type: 1 shape { dim { dim_value: 1048576 } dim { dim_value: 1048576 } } } } }
+  output { name: "y" type { tensor_type { elem_type: 1 shape { dim { dim_value: 1048576 } dim { dim_value: 1048576 } } } } }
+}
+EOF_MODEL
+encode >tests/data/run/sym_relu.onnx <<'EOF_MODEL'
+ir_version: 8
+opset_import { domain: "" version: 17 }
+graph {
+  name: "sym_relu"
+  node { input: "x" output: "h" name: "r1" op_type: "Relu" }
+  node { input: "h" output: "y" name: "r2" op_type: "Relu" }
+  input { name: "x" type { tensor_type { elem_type: 1 shape { dim { dim_param: "batch" } dim { dim_param: "seq" } } } } }
+  output { name: "y" type { tensor_type { elem_type: 1 shape { dim { dim_param: "batch" } dim { dim_param: "seq" } } } } }
+}
+EOF_MODEL
+encode >tests/data/run/unknown_size.onnx <<'EOF_MODEL'
+ir_version: 8
+opset_import { domain: "" version: 17 }
+opset_import { domain: "custom.ops" version: 1 }
+graph {
+  name: "unsized"
+  node { input: "x" output: "h" name: "mystery" op_type: "Mystery" domain: "custom.ops" }
+  node { input: "h" output: "y" name: "r" op_type: "Relu" }
+  input { name: "x" type { tensor_type { elem_type: 1 shape { dim { dim_value: 2 } dim { dim_value: 3 } } } } }
+  output { name: "y" type { tensor_type { elem_type: 1 } } }
+}
+EOF_MODEL
+
 echo "wrote tests/data/versions/{ir14_opset23,opset99}.onnx tests/data/grad_cases/{if_branch,tied_layernorm,relu_mlp}.onnx"
+echo "wrote tests/data/run/{huge_input,sym_relu,unknown_size}.onnx"
 if [[ -x $memopt ]]; then
   "$memopt" grad tests/data/grad_cases/relu_mlp.onnx -o tests/data/plan/relu_mlp_train.onnx
 else

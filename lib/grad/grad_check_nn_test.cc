@@ -105,6 +105,24 @@ TEST_CASE("grad check: Conv / MaxPool / AveragePool", "[grad][gradcheck]") {
     RunGradCheck(Graph1("(double[1, 2, 5, 5] x) => (double[1, 2, 3, 3] y)",
                         "y = AveragePool <kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]> (x)", "^x$"));
   }
+  // Windows that do not tile X: X's shape cannot be rebuilt from the output's (a 6x6 map looks
+  // like 5x5); the gradient kernels read it from the graph (the ResNet stem, issue 21).
+  SECTION("MaxPool kernel 3 stride 2 pad 1 on an even map") {
+    RunGradCheck(Graph1("(double[2, 2, 6, 6] x) => (double[2, 2, 3, 3] y)",
+                        "y = MaxPool <kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]> (x)", "^x$"));
+  }
+  SECTION("MaxPool ceil_mode and dilations") {
+    RunGradCheck(Graph1("(double[1, 2, 5, 5] x) => (double[1, 2, 3, 3] y)",
+                        "y = MaxPool <kernel_shape = [2, 2], strides = [2, 2], ceil_mode = 1> (x)", "^x$"));
+    RunGradCheck(Graph1("(double[1, 2, 6, 6] x) => (double[1, 2, 2, 2] y)",
+                        "y = MaxPool <kernel_shape = [2, 2], strides = [2, 2], dilations = [2, 2]> (x)", "^x$"));
+  }
+  SECTION("AveragePool on an even map and with ceil_mode") {
+    RunGradCheck(Graph1("(double[1, 2, 6, 6] x) => (double[1, 2, 3, 3] y)",
+                        "y = AveragePool <kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]> (x)", "^x$"));
+    RunGradCheck(Graph1("(double[1, 2, 5, 5] x) => (double[1, 2, 3, 3] y)",
+                        "y = AveragePool <kernel_shape = [2, 2], strides = [2, 2], ceil_mode = 1> (x)", "^x$"));
+  }
 }
 
 TEST_CASE("grad check: losses", "[grad][gradcheck]") {
