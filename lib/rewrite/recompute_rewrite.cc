@@ -1,5 +1,9 @@
 #include "rewrite/recompute_rewrite.h"
 
+#include <string>
+#include <unordered_set>
+#include <vector>
+
 #include "analysis/exec_order.h"
 
 namespace memopt {
@@ -15,6 +19,37 @@ void SetProtoInputs(onnx::NodeProto& proto, const Graph& graph, const std::vecto
 void SetProtoOutputs(onnx::NodeProto& proto, const Graph& graph, const std::vector<ValueId>& outputs) {
   proto.clear_output();
   for (ValueId v : outputs) proto.add_output(v == kNone ? std::string() : graph.values[v].name);
+}
+
+/// Node names of the clones (RewriteSpec::clones order): "<node>_recompute", as ORT names them,
+/// except that every name is unique in the written graph. ORT names the clone of an unnamed node
+/// "_recompute" (several clones then share it and ORT itself refuses the model); memopt uses the
+/// node's first output name instead, and appends "_1", "_2", ... where a name is taken.
+std::vector<std::string> CloneNodeNames(const Graph& graph, const RewriteSpec& spec) {
+  std::unordered_set<std::string> taken;
+  for (const Node& n : graph.nodes) {
+    if (!n.name.empty()) taken.insert(n.name);
+  }
+  std::vector<std::string> names;
+  names.reserve(spec.clones.size());
+  for (const CloneSpec& clone : spec.clones) {
+    const Node& src = graph.nodes[clone.original];
+    std::string base = src.name;
+    if (base.empty()) {
+      for (ValueId v : src.outputs) {
+        if (v != kNone && !graph.values[v].name.empty()) {
+          base = graph.values[v].name;
+          break;
+        }
+      }
+    }
+    if (base.empty()) base = src.op_type;
+    std::string name = base + kSuffix;
+    for (int i = 1; taken.count(name) != 0; ++i) name = base + kSuffix + "_" + std::to_string(i);
+    taken.insert(name);
+    names.push_back(std::move(name));
+  }
+  return names;
 }
 
 }  // namespace
@@ -69,6 +104,7 @@ RewrittenGraph MaterializeRewrite(const Graph& graph, const ScanResult& scan, co
     g.values.resize(spec.num_values());
   }
 
+  const std::vector<std::string> clone_names = full ? CloneNodeNames(graph, spec) : std::vector<std::string>{};
   out.new_id.assign(graph.nodes.size(), kNone);
   out.clone_id.assign(spec.clones.size(), kNone);
   g.nodes.resize(node_order.size());
@@ -98,9 +134,10 @@ RewrittenGraph MaterializeRewrite(const Graph& graph, const ScanResult& scan, co
       if (full) {
         node = src;
         if (seeded[clone.original]) SetDropoutSeed(node);
-        node.name = src.name + kSuffix;
+        node.name = clone_names[static_cast<size_t>(k)];
         node.proto.set_name(node.name);
-        node.proto.set_doc_string("Recompute of " + src.name);
+        node.proto.set_doc_string("Recompute of " +
+                                  (src.name.empty() ? "an unnamed " + src.op_type + " node" : src.name));
       } else {
         node.op_type = src.op_type;
       }

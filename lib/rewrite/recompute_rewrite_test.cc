@@ -205,5 +205,40 @@ TEST_CASE("rewrite: a graph rewritten before cannot clone under a taken name", "
   CHECK(spec.status().message().find("already has a tensor named 'c_recompute'") != std::string::npos);
 }
 
+TEST_CASE("rewrite: every clone gets a unique node name, unnamed nodes included (level 2)", "[rewrite]") {
+  // ORT names the clone of an unnamed node "_recompute", so two such clones collide and ORT
+  // refuses the model. memopt names them after their first output, and numbers a taken name.
+  Model m = testing::NamedTextModel(R"(
+    <ir_version: 8, opset_import: ["" : 15, "com.microsoft" : 1]>
+    g (float[4] x) => (float[4] gx) {
+      b = Neg(x)
+      c = Sin(b)
+      d = Add(c, c)
+      y = com.microsoft.YieldOp <full_shape_outputs = [0]> (d)
+      e = Mul(y, d)
+      f = Mul(e, c)
+      gx = Mul(f, b)
+    })",
+                               {"", "", "add", "yield", "b_recompute", "", "mul_b"});
+  Scanned s = testing::ScanModel(std::move(m), 2);
+  std::vector<size_t> all;
+  for (size_t i = 0; i < s.scan.plans.size(); ++i) all.push_back(i);
+  REQUIRE(s.scan.plans.size() >= 3);
+  PlanOutcome o = Outcome(s, all);
+  const Graph& g = o.rewritten.graph;
+  CheckRewriteInvariants(s.model.graph, s.scan, o);
+  std::set<std::string> names;
+  for (const Node& n : g.nodes) {
+    if (n.name.empty()) continue;
+    INFO("node " << n.name);
+    CHECK(names.insert(n.name).second);       // unique
+    CHECK(n.proto.name() == n.name);
+  }
+  CHECK(FindNode(g, "add_recompute") != nullptr);      // named nodes keep ORT's name
+  CHECK(FindNode(g, "c_recompute") != nullptr);        // unnamed Sin: its output's name
+  CHECK(FindNode(g, "b_recompute_1") != nullptr);      // unnamed Neg: "b_recompute" is a node already
+  CHECK(FindNode(g, "b_recompute_1")->proto.doc_string() == "Recompute of an unnamed Neg node");
+}
+
 }  // namespace
 }  // namespace memopt
