@@ -105,6 +105,9 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
   if (args.target != "memopt" && args.target != "ort") {
     return ReportError(UsageError("unknown --target '" + args.target + "'; use memopt or ort"));
   }
+  if (!budget_mode && (args.objective != "time" || args.planner != "ilp") && globals.verbosity >= 0) {
+    PrintWarning("--objective and --planner apply to --budget plans only; a --level plan takes every plan of the level");
+  }
   if (!args.output.empty()) {
     if (Status out = io::CheckOutputPath(args.output, args.model); !out.ok()) return ReportError(out);
   }
