@@ -40,12 +40,48 @@ struct Row {
   NodeId node = kNone;
   double base = 0;
   double tightening = 0;  ///< bytes found by the exact check where effects interact
-  std::vector<Term> terms;
+  std::vector<Term> terms;  ///< filled when the row becomes active (EffectModel::Terms)
   bool active = false;
-  double Value(const std::vector<char>& x) const {
-    double v = base;
-    for (const Term& t : terms) v += x[static_cast<size_t>(t.unit)] ? t.delta : 0.0;
-    return v;
+};
+
+/// A unit's effect on the step peaks as runs of equal change: memory grows with the runs (a few
+/// per unit: a saving interval, clone transients), not with units x steps.
+struct Run {
+  int32_t begin = 0, end = 0;  ///< original nodes [begin, end)
+  int64_t delta = 0;           ///< bytes
+};
+
+struct EffectModel {
+  size_t num_nodes = 0;
+  std::vector<std::vector<Run>> runs;  ///< per unit, ascending, disjoint
+
+  /// The change of every step's peak when the units with x[u] are applied (sum of their runs).
+  std::vector<double> Change(const std::vector<char>& x) const {
+    std::vector<double> diff(num_nodes + 1, 0.0);
+    for (size_t u = 0; u < runs.size(); ++u) {
+      if (!x[u]) continue;
+      for (const Run& r : runs[u]) {
+        diff[static_cast<size_t>(r.begin)] += static_cast<double>(r.delta);
+        diff[static_cast<size_t>(r.end)] -= static_cast<double>(r.delta);
+      }
+    }
+    std::vector<double> change(num_nodes, 0.0);
+    double running = 0;
+    for (size_t n = 0; n < num_nodes; ++n) change[n] = running += diff[n];
+    return change;
+  }
+
+  /// The terms of step `node`'s row: each unit's change there.
+  std::vector<Term> Terms(NodeId node) const {
+    std::vector<Term> terms;
+    for (size_t u = 0; u < runs.size(); ++u) {
+      const std::vector<Run>& rs = runs[u];
+      auto it = std::upper_bound(rs.begin(), rs.end(), node, [](NodeId n, const Run& r) { return n < r.begin; });
+      if (it == rs.begin()) continue;
+      --it;
+      if (node < it->end) terms.push_back({static_cast<int32_t>(u), static_cast<double>(it->delta)});
+    }
+    return terms;
   }
 };
 
@@ -174,12 +210,7 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
   ++result.evaluations;
   const std::vector<int64_t> base_peaks = StepPeaks(base, num_nodes);
 
-  // One exact simulation per unit: its effect on every step.
-  std::vector<Row> rows(num_nodes);
-  for (size_t n = 0; n < num_nodes; ++n) {
-    rows[n].node = static_cast<NodeId>(n);
-    rows[n].base = static_cast<double>(base_peaks[n]);
-  }
+  // One exact simulation per unit: its effect on every step, kept as runs.
   CloneCosts clones;
   clones.per_unit.resize(options.units.size());
   {
@@ -194,12 +225,12 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
       }
     }
   }
-  std::vector<double> worst(num_nodes), best(num_nodes);  // the row's value with every raising / lowering unit
-  for (size_t n = 0; n < num_nodes; ++n) worst[n] = best[n] = rows[n].base;
-  // The simulations are independent: they run on every core, in chunks of units, and are merged
-  // in unit order (the result does not depend on the thread count).
+  // The simulations are independent: they run on every core and each writes its own unit's runs,
+  // so the result does not depend on the thread count.
   const size_t num_units = options.units.size();
-  std::vector<std::vector<std::pair<int32_t, int64_t>>> effects(num_units);  // per unit: (node, delta)
+  EffectModel model;
+  model.num_nodes = num_nodes;
+  model.runs.resize(num_units);
   std::vector<Status> failures(num_units);
   auto simulate = [&](size_t u) {
     Expected<PlanEvaluation> alone = evaluator.Evaluate(options.units[u], /*want_curve=*/true);
@@ -208,8 +239,15 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
       return;
     }
     const std::vector<int64_t> peaks = StepPeaks(*alone, num_nodes);
+    std::vector<Run>& runs = model.runs[u];
     for (size_t n = 0; n < num_nodes; ++n) {
-      if (peaks[n] != base_peaks[n]) effects[u].emplace_back(static_cast<int32_t>(n), peaks[n] - base_peaks[n]);
+      const int64_t delta = peaks[n] - base_peaks[n];
+      if (delta == 0) continue;
+      if (!runs.empty() && runs.back().end == static_cast<int32_t>(n) && runs.back().delta == delta) {
+        ++runs.back().end;
+      } else {
+        runs.push_back({static_cast<int32_t>(n), static_cast<int32_t>(n + 1), delta});
+      }
     }
   };
   const size_t threads = std::max<size_t>(1, std::min<size_t>(std::thread::hardware_concurrency(), num_units / 8));
@@ -224,26 +262,49 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
   for (size_t u = 0; u < num_units; ++u) {
     MEMOPT_RETURN_IF_ERROR(failures[u]);
     ++result.evaluations;
-    for (const auto& [n, delta_bytes] : effects[u]) {
-      const double delta = static_cast<double>(delta_bytes);
-      rows[static_cast<size_t>(n)].terms.push_back({static_cast<int32_t>(u), delta});
-      (delta > 0 ? worst[static_cast<size_t>(n)] : best[static_cast<size_t>(n)]) += delta;
+  }
+  // Each step's value with every raising unit (worst) and every lowering one (best).
+  std::vector<double> worst(num_nodes), best(num_nodes);
+  {
+    std::vector<double> up(num_nodes + 1, 0.0), down(num_nodes + 1, 0.0);
+    for (size_t u = 0; u < num_units; ++u) {
+      for (const Run& r : model.runs[u]) {
+        std::vector<double>& d = r.delta > 0 ? up : down;
+        d[static_cast<size_t>(r.begin)] += static_cast<double>(r.delta);
+        d[static_cast<size_t>(r.end)] -= static_cast<double>(r.delta);
+      }
     }
-    effects[u].clear();
-    effects[u].shrink_to_fit();
+    double u_run = 0, d_run = 0;
+    for (size_t n = 0; n < num_nodes; ++n) {
+      u_run += up[n];
+      d_run += down[n];
+      worst[n] = static_cast<double>(base_peaks[n]) + u_run;
+      best[n] = static_cast<double>(base_peaks[n]) + d_run;
+    }
   }
   // Steps that no choice can push over the budget need no row; one that every choice leaves over
   // it means the program has no solution.
   std::vector<Row> live_rows;
   std::vector<int32_t> live_index(num_nodes, -1);
+  auto add_row = [&](size_t n) {
+    live_index[n] = static_cast<int32_t>(live_rows.size());
+    Row row;
+    row.node = static_cast<NodeId>(n);
+    row.base = static_cast<double>(base_peaks[n]);
+    live_rows.push_back(std::move(row));
+  };
+  auto activate = [&](Row& row) {
+    if (row.active) return;
+    row.active = true;
+    row.terms = model.Terms(row.node);
+  };
   for (size_t n = 0; n < num_nodes; ++n) {
     if (worst[n] <= budget) continue;
     if (best[n] > budget) {
       result.why_not = "no combination of candidates fits the budget at every step (step model)";
       return result;
     }
-    live_index[n] = static_cast<int32_t>(live_rows.size());
-    live_rows.push_back(rows[n]);
+    add_row(n);
   }
   if (live_rows.empty()) {
     result.feasible = true;
@@ -254,9 +315,10 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
   // Start with the rows most over the budget.
   std::vector<size_t> by_excess(live_rows.size());
   std::iota(by_excess.begin(), by_excess.end(), 0);
-  std::sort(by_excess.begin(), by_excess.end(),
-            [&](size_t a, size_t b) { return live_rows[a].base > live_rows[b].base; });
-  for (size_t i = 0; i < by_excess.size() && i < 16; ++i) live_rows[by_excess[i]].active = true;
+  std::sort(by_excess.begin(), by_excess.end(), [&](size_t a, size_t b) {
+    return live_rows[a].base != live_rows[b].base ? live_rows[a].base > live_rows[b].base : a < b;
+  });
+  for (size_t i = 0; i < by_excess.size() && i < 16; ++i) activate(live_rows[by_excess[i]]);
 
   constexpr size_t kRowsPerRound = 32;
   for (int repair = 0; repair <= options.max_repairs; ++repair) {
@@ -269,14 +331,16 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
         return result;
       }
       // Add the most violated rows; done when none is.
+      const std::vector<double> change = model.Change(solve.x);
       std::vector<std::pair<double, size_t>> violated;
       for (size_t r = 0; r < live_rows.size(); ++r) {
-        const double over = live_rows[r].Value(solve.x) + live_rows[r].tightening - budget;
-        if (over > 0 && !live_rows[r].active) violated.emplace_back(over, r);
+        const Row& row = live_rows[r];
+        const double over = row.base + change[static_cast<size_t>(row.node)] + row.tightening - budget;
+        if (over > 0 && !row.active) violated.emplace_back(over, r);
       }
       if (violated.empty()) break;
       std::sort(violated.begin(), violated.end(), std::greater<>());
-      for (size_t i = 0; i < violated.size() && i < kRowsPerRound; ++i) live_rows[violated[i].second].active = true;
+      for (size_t i = 0; i < violated.size() && i < kRowsPerRound; ++i) activate(live_rows[violated[i].second]);
     }
     // The exact check: effects that interact can make the true peak higher than the program says.
     MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation exact, evaluator.Evaluate(PlansOf(options.units, solve.x), true));
@@ -294,17 +358,15 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
       return result;
     }
     const std::vector<int64_t> exact_peaks = StepPeaks(exact, num_nodes);
+    const std::vector<double> change = model.Change(solve.x);
     for (size_t n = 0; n < num_nodes; ++n) {
       const double over = static_cast<double>(exact_peaks[n]) - budget;
       if (over <= 0) continue;
-      if (live_index[n] < 0) {  // a step the model thought safe
-        live_index[n] = static_cast<int32_t>(live_rows.size());
-        live_rows.push_back(rows[n]);
-      }
+      if (live_index[n] < 0) add_row(n);  // a step the model thought safe
       Row& row = live_rows[static_cast<size_t>(live_index[n])];
-      const double modelled = row.Value(solve.x) + row.tightening - budget;
+      const double modelled = row.base + change[n] + row.tightening - budget;
       row.tightening += std::max(0.0, over - modelled);
-      row.active = true;
+      activate(row);
     }
   }
   result.why_not = "the exact simulation kept exceeding the budget after " + std::to_string(options.max_repairs) +
