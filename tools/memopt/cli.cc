@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <sstream>
+#include <fstream>
 #include <set>
 
 #include "io/atomic_write.h"
@@ -210,6 +212,20 @@ Expected<DimBindings> ParseDimsForModel(const std::string& text, const LoadedMod
   MEMOPT_RETURN_IF_ERROR(CheckDimBindings(loaded.model.graph, loaded.declared, dims));
   MEMOPT_RETURN_IF_ERROR(CheckSizesAtDims(loaded.model.graph, dims));
   return dims;
+}
+
+Expected<std::optional<OpTable>> LoadOpTableOption(const std::string& path) {
+  if (path.empty()) return std::optional<OpTable>();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return InvalidInput(path + ": cannot open op table file");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto extra = OpTable::Parse(text.str());
+  if (!extra.ok()) return extra.status().WithContext(path);
+  OpTable table = OpTable::Builtin();
+  Status merged = table.Merge(*extra);
+  if (!merged.ok()) return merged.WithContext(path);
+  return std::optional<OpTable>(std::move(table));
 }
 
 Status WriteOutput(const std::string& output, const std::string& content, const std::string& input_model) {

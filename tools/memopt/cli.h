@@ -4,11 +4,13 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "analysis/op_table.h"
 #include "io/model_loader.h"
 #include "shape/shape_infer.h"
 #include "util/status.h"
@@ -104,6 +106,10 @@ Expected<DimBindings> CheckDimNames(const std::string& text, const Graph& graph)
 Expected<DimBindings> ParseDimsForModel(const std::string& text, const Graph& graph);
 /// The same, and checks that the values do not contradict the model's shapes (CheckDimBindings).
 Expected<DimBindings> ParseDimsForModel(const std::string& text, const LoadedModel& loaded);
+
+/// --op-table FILE: the built-in recomputable-op table with FILE's ops merged in; nullopt when
+/// `path` is empty. Errors name the file.
+Expected<std::optional<OpTable>> LoadOpTableOption(const std::string& path);
 
 /// Writes `content` to `-o` (io::TempFileSink: atomically for files, through symlinks, directly to
 /// FIFOs and devices) or to stdout when `output` is empty or "-".

@@ -28,6 +28,7 @@ namespace {
 
 struct ApplyArgs {
   std::string model;
+  std::string op_table;
   std::string config;
   std::string output;
   std::string dims;
@@ -88,10 +89,13 @@ int RunApply(const ApplyArgs& args, const GlobalOptions& globals) {
   auto config = ReadConfig(args.config);
   if (!config.ok()) return ReportError(config.status());
 
+  auto op_table = LoadOpTableOption(args.op_table);
+  if (!op_table.ok()) return ReportError(op_table.status());
   ScanOptions options;
   options.level = args.level;
   options.boundary_node = args.boundary;
   options.dims = *dims;
+  options.op_table = *op_table ? &**op_table : nullptr;
   auto scan = Scan(graph, options);
   if (!scan.ok()) return ReportError(scan.status().WithContext(args.model));
 
@@ -216,6 +220,8 @@ std::function<int()> SetupApply(CLI::App& app, const GlobalOptions& globals) {
       ->required();
   app.add_option("-o,--output", args->output, "the rewritten model (must differ from MODEL)")->required();
   app.add_option("--dims", args->dims, "bind symbolic dims, e.g. batch=8,seq_len=512 (needed by --verify)");
+  app.add_option("--op-table", args->op_table,
+                 "JSON file of extra recomputable ops (format: configs/recompute_ops.json), as given to plan");
   app.add_option("--level", args->level,
                  "analysis level the config was planned at (0, 1 or 2; layer boundaries at 1 and 2)")
       ->check(CLI::Range(0, 2))

@@ -26,6 +26,7 @@ namespace {
 
 struct PlanArgs {
   std::string model;
+  std::string op_table;
   std::string dims;
   int level = 1;
   std::string budget;
@@ -124,10 +125,13 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
   auto dims = ParseDimsForModel(args.dims, *loaded);
   if (!dims.ok()) return ReportError(dims.status());
 
+  auto op_table = LoadOpTableOption(args.op_table);
+  if (!op_table.ok()) return ReportError(op_table.status());
   ScanOptions options;
   options.level = args.level;
   options.boundary_node = args.boundary;
   options.dims = *dims;
+  options.op_table = *op_table ? &**op_table : nullptr;
   auto scan = Scan(graph, options);
   if (!scan.ok()) return ReportError(scan.status().WithContext(args.model));
 
@@ -316,6 +320,9 @@ std::function<int()> SetupPlan(CLI::App& app, const GlobalOptions& globals) {
                  "ort (whole clusters only, so that ONNX Runtime 1.19.2 builds the graph memopt predicted)")
       ->default_val("memopt");
   app.add_option("--dims", args->dims, "bind symbolic dims, e.g. batch=8,seq_len=512");
+  app.add_option("--op-table", args->op_table,
+                 "JSON file of extra recomputable ops (format: configs/recompute_ops.json); use the same table for "
+                 "plan and apply");
   app.add_option("-o,--output", args->output, "write the config (ORT mem_opt.json format) to FILE");
   app.add_option("--format", args->format, "report format: table | json | csv | markdown")->default_val("table");
   app.add_option("--boundary", args->boundary, "name of the last forward node (overrides YieldOp / loss detection)");

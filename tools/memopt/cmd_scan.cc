@@ -52,24 +52,14 @@ int RunScan(const ScanArgs& args, const GlobalOptions& globals) {
   auto dims = ParseDimsForModel(args.dims, *loaded);
   if (!dims.ok()) return ReportError(dims.status());
 
-  std::optional<OpTable> table;
-  if (!args.op_table.empty()) {
-    std::ifstream in(args.op_table, std::ios::binary);
-    if (!in) return ReportError(InvalidInput(args.op_table + ": cannot open op table file"));
-    std::stringstream text;
-    text << in.rdbuf();
-    auto extra = OpTable::Parse(text.str());
-    if (!extra.ok()) return ReportError(extra.status().WithContext(args.op_table));
-    table = OpTable::Builtin();
-    Status merged = table->Merge(*extra);
-    if (!merged.ok()) return ReportError(merged.WithContext(args.op_table));
-  }
+  auto table = LoadOpTableOption(args.op_table);
+  if (!table.ok()) return ReportError(table.status());
 
   ScanOptions options;
   options.level = args.level;
   options.boundary_node = args.boundary;
   options.dims = *dims;
-  options.op_table = table ? &*table : nullptr;
+  options.op_table = *table ? &**table : nullptr;
   Stopwatch analysis_watch;
   auto result = Scan(graph, options);
   if (!result.ok()) return ReportError(result.status().WithContext(args.model));
