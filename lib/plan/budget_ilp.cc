@@ -99,10 +99,12 @@ struct Solve {
   std::vector<char> x;
 };
 
-/// The objective counts every cloned node once, however many chosen units clone it: a variable
-/// y_k per cloned node with y_k >= x_u for each unit u that clones it (y_k ends at 0 or 1).
+/// The objective counts every cloned node once, however many chosen units clone it. A node only
+/// one unit clones adds its cost to that unit's x_u; a node several units clone gets a variable
+/// y_k with y_k >= x_u for each of them (y_k ends at 0 or 1), so it is paid once.
 struct CloneCosts {
-  std::vector<double> cost;                    ///< per cloned node
+  std::vector<double> unit_cost;               ///< per unit: the nodes only it clones
+  std::vector<double> cost;                    ///< per shared cloned node
   std::vector<std::vector<int32_t>> per_unit;  ///< per unit: indices into `cost`
 };
 
@@ -116,9 +118,11 @@ Solve SolveActive(const std::vector<Row>& rows, const CloneCosts& clones, double
   glp_add_cols(lp.get(), n + k);
   double max_cost = 1e-300;
   for (double c : clones.cost) max_cost = std::max(max_cost, c);
+  for (double c : clones.unit_cost) max_cost = std::max(max_cost, c);
   for (int j = 1; j <= n; ++j) {
     glp_set_col_kind(lp.get(), j, GLP_BV);
-    glp_set_obj_coef(lp.get(), j, 1e-7);  // a tiny tie-breaker: among equal costs, fewer units
+    // A tiny tie-breaker: among equal costs, fewer units.
+    glp_set_obj_coef(lp.get(), j, clones.unit_cost[static_cast<size_t>(j - 1)] / max_cost + 1e-7);
   }
   for (int j = 1; j <= k; ++j) {
     glp_set_col_bnds(lp.get(), n + j, GLP_DB, 0.0, 1.0);
@@ -213,13 +217,25 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
   // One exact simulation per unit: its effect on every step, kept as runs.
   CloneCosts clones;
   clones.per_unit.resize(options.units.size());
+  clones.unit_cost.assign(options.units.size(), 0.0);
   {
+    std::vector<std::vector<NodeId>> cloned(options.units.size());
+    std::vector<int32_t> cloners(num_nodes, 0);  // units cloning each node
+    for (size_t u = 0; u < options.units.size(); ++u) {
+      cloned[u] = evaluator.ClonedNodes(options.units[u]);
+      for (NodeId node : cloned[u]) ++cloners[static_cast<size_t>(node)];
+    }
     std::vector<int32_t> index(num_nodes, -1);
     for (size_t u = 0; u < options.units.size(); ++u) {
-      for (NodeId node : evaluator.ClonedNodes(options.units[u])) {
+      for (NodeId node : cloned[u]) {
+        const double c = evaluator.NodeCostOf(node, options.objective);
+        if (cloners[static_cast<size_t>(node)] == 1) {
+          clones.unit_cost[u] += c;
+          continue;
+        }
         if (index[static_cast<size_t>(node)] < 0) {
           index[static_cast<size_t>(node)] = static_cast<int32_t>(clones.cost.size());
-          clones.cost.push_back(evaluator.NodeCostOf(node, options.objective));
+          clones.cost.push_back(c);
         }
         clones.per_unit[u].push_back(index[static_cast<size_t>(node)]);
       }
@@ -346,6 +362,12 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
     MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation exact, evaluator.Evaluate(PlansOf(options.units, solve.x), true));
     ++result.evaluations;
     if (exact.peak_bytes <= options.budget_bytes) {
+      const std::vector<int64_t> exact_peaks = StepPeaks(exact, num_nodes);
+      const std::vector<double> change = model.Change(solve.x);
+      result.model_exact = true;
+      for (size_t n = 0; n < num_nodes && result.model_exact; ++n) {
+        result.model_exact = static_cast<double>(exact_peaks[n]) == static_cast<double>(base_peaks[n]) + change[n];
+      }
       result.feasible = true;
       result.optimal = solve.optimal;
       result.gap = solve.gap;

@@ -41,6 +41,9 @@ struct BudgetIlpResult {
   PlanEvaluation evaluation;    ///< exact simulation of the chosen units
   bool optimal = false;         ///< proven within 0.5% of the program's optimum (the additive step model)
   double gap = 0;               ///< (cost - lower bound) / cost; 0 when optimal
+  /// The step model predicted the chosen plan's exact step peaks (no interaction among its units):
+  /// then no chosen unit can be dropped without breaking the budget in the model either.
+  bool model_exact = false;
   int evaluations = 0;          ///< exact simulations run
   int solves = 0;               ///< integer programs solved
   std::string why_not;          ///< when !feasible: the reason (the caller falls back)

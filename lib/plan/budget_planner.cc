@@ -260,8 +260,10 @@ Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const B
       std::vector<size_t> set;
       for (size_t u : solved.units) set.push_back(search.candidates()[u]);
       PlanEvaluation eval = std::move(solved.evaluation);
-      search.AllowMoreEvaluations(2 * static_cast<int>(set.size()) + 4);
-      MEMOPT_RETURN_IF_ERROR(search.Prune(set, eval));
+      if (!solved.model_exact) {  // else the model is right about every unit being needed
+        search.AllowMoreEvaluations(2 * static_cast<int>(set.size()) + 4);
+        MEMOPT_RETURN_IF_ERROR(search.Prune(set, eval));
+      }
       result.met = true;
       result.plans = search.Expand(set);
       result.evaluation = std::move(eval);
