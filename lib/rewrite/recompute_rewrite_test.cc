@@ -119,10 +119,9 @@ TEST_CASE("rewrite: ORT TransformerPerLayerRecompute on the 3-layer BLOOM graph"
   }
 }
 
-TEST_CASE("rewrite: shared clones are reused and later plans chain onto earlier recomputes", "[rewrite]") {
-  // b = Neg(x), c = Sin(b), d = Add(c, c): all three are stashed, so each plan recomputes one
-  // node and reads the stash before it; applying all three chains the clones.
-  Model m = testing::NamedTextModel(R"(
+/// b = Neg(x), c = Sin(b), d = Add(c, c): all three are stashed, so each plan recomputes one node
+/// and reads the stash before it; applying all three chains the clones.
+constexpr const char* kChainGraph = R"(
     <ir_version: 8, opset_import: ["" : 15, "com.microsoft" : 1]>
     g (float[4] x) => (float[4] gx) {
       b = Neg(x)
@@ -132,7 +131,10 @@ TEST_CASE("rewrite: shared clones are reused and later plans chain onto earlier 
       e = Mul(y, d)
       f = Mul(e, c)
       gx = Mul(f, b)
-    })",
+    })";
+
+TEST_CASE("rewrite: shared clones are reused and later plans chain onto earlier recomputes", "[rewrite]") {
+  Model m = testing::NamedTextModel(kChainGraph,
                                {"neg", "sin", "add", "yield", "mul_d", "mul_c", "mul_b"});
   Scanned s = testing::ScanModel(std::move(m), 0);
   std::vector<size_t> all;
@@ -208,17 +210,7 @@ TEST_CASE("rewrite: a graph rewritten before cannot clone under a taken name", "
 TEST_CASE("rewrite: every clone gets a unique node name, unnamed nodes included (level 2)", "[rewrite]") {
   // ORT names the clone of an unnamed node "_recompute", so two such clones collide and ORT
   // refuses the model. memopt names them after their first output, and numbers a taken name.
-  Model m = testing::NamedTextModel(R"(
-    <ir_version: 8, opset_import: ["" : 15, "com.microsoft" : 1]>
-    g (float[4] x) => (float[4] gx) {
-      b = Neg(x)
-      c = Sin(b)
-      d = Add(c, c)
-      y = com.microsoft.YieldOp <full_shape_outputs = [0]> (d)
-      e = Mul(y, d)
-      f = Mul(e, c)
-      gx = Mul(f, b)
-    })",
+  Model m = testing::NamedTextModel(kChainGraph,
                                {"", "", "add", "yield", "b_recompute", "", "mul_b"});
   Scanned s = testing::ScanModel(std::move(m), 2);
   std::vector<size_t> all;
