@@ -134,8 +134,7 @@ constexpr const char* kChainGraph = R"(
     })";
 
 TEST_CASE("rewrite: shared clones are reused and later plans chain onto earlier recomputes", "[rewrite]") {
-  Model m = testing::NamedTextModel(kChainGraph,
-                               {"neg", "sin", "add", "yield", "mul_d", "mul_c", "mul_b"});
+  Model m = testing::NamedTextModel(kChainGraph, {"neg", "sin", "add", "yield", "mul_d", "mul_c", "mul_b"});
   Scanned s = testing::ScanModel(std::move(m), 0);
   std::vector<size_t> all;
   for (size_t i = 0; i < s.scan.plans.size(); ++i) all.push_back(i);
@@ -210,8 +209,7 @@ TEST_CASE("rewrite: a graph rewritten before cannot clone under a taken name", "
 TEST_CASE("rewrite: every clone gets a unique node name, unnamed nodes included (level 2)", "[rewrite]") {
   // ORT names the clone of an unnamed node "_recompute", so two such clones collide and ORT
   // refuses the model. memopt names them after their first output, and numbers a taken name.
-  Model m = testing::NamedTextModel(kChainGraph,
-                               {"", "", "add", "yield", "b_recompute", "", "mul_b"});
+  Model m = testing::NamedTextModel(kChainGraph, {"", "", "add", "yield", "b_recompute", "", "mul_b"});
   Scanned s = testing::ScanModel(std::move(m), 2);
   std::vector<size_t> all;
   for (size_t i = 0; i < s.scan.plans.size(); ++i) all.push_back(i);
