@@ -1,11 +1,11 @@
 #include "analysis/peak_estimate.h"
 
 #include <algorithm>
-#include <limits>
 #include <set>
 #include <string>
 
 #include "analysis/plan_table.h"
+#include "shape/dims_check.h"
 
 namespace memopt {
 
@@ -49,7 +49,7 @@ ValueLiveRanges ComputeValueLiveRanges(const Graph& graph, const ExecutionOrder&
   for (const std::string& name : unbound) all.Set(name, kUnboundDimForOrdering);
   r.unbound_dims.assign(unbound.begin(), unbound.end());
 
-  const int64_t max_countable = std::numeric_limits<int64_t>::max() / static_cast<int64_t>(num_values + 1);
+  const int64_t max_countable = MaxCountableValueBytes(graph);
   r.size.assign(num_values, 0);
   for (size_t v = 0; v < num_values; ++v) {
     if (!r.bytes[v].has_value()) continue;
