@@ -55,12 +55,13 @@ struct EffectModel {
   size_t num_nodes = 0;
   std::vector<std::vector<Run>> runs;  ///< per unit, ascending, disjoint
 
-  /// The change of every step's peak when the units with x[u] are applied (sum of their runs).
-  std::vector<double> Change(const std::vector<char>& x) const {
+  /// The change of every step's peak from the runs `keep(unit, run)` accepts (their sum).
+  template <typename Keep>
+  std::vector<double> Sum(Keep keep) const {
     std::vector<double> diff(num_nodes + 1, 0.0);
     for (size_t u = 0; u < runs.size(); ++u) {
-      if (!x[u]) continue;
       for (const Run& r : runs[u]) {
+        if (!keep(u, r)) continue;
         diff[static_cast<size_t>(r.begin)] += static_cast<double>(r.delta);
         diff[static_cast<size_t>(r.end)] -= static_cast<double>(r.delta);
       }
@@ -69,6 +70,11 @@ struct EffectModel {
     double running = 0;
     for (size_t n = 0; n < num_nodes; ++n) change[n] = running += diff[n];
     return change;
+  }
+
+  /// The change of every step's peak when the units with x[u] are applied.
+  std::vector<double> Change(const std::vector<char>& x) const {
+    return Sum([&x](size_t u, const Run&) { return x[u] != 0; });
   }
 
   /// The terms of step `node`'s row: each unit's change there.
@@ -191,16 +197,22 @@ Solve SolveActive(const std::vector<Row>& rows, const CloneCosts& clones, double
 }
 
 std::vector<size_t> PlansOf(const std::vector<std::vector<size_t>>& units, const std::vector<char>& x) {
-  std::vector<size_t> plans;
-  for (size_t u = 0; u < units.size(); ++u) {
-    if (x[u]) plans.insert(plans.end(), units[u].begin(), units[u].end());
+  std::vector<size_t> chosen;
+  for (size_t u = 0; u < x.size(); ++u) {
+    if (x[u]) chosen.push_back(u);
   }
+  return UnitPlans(units, chosen);
+}
+
+}  // namespace
+
+std::vector<size_t> UnitPlans(const std::vector<std::vector<size_t>>& units, const std::vector<size_t>& chosen) {
+  std::vector<size_t> plans;
+  for (size_t u : chosen) plans.insert(plans.end(), units[u].begin(), units[u].end());
   std::sort(plans.begin(), plans.end());
   plans.erase(std::unique(plans.begin(), plans.end()), plans.end());
   return plans;
 }
-
-}  // namespace
 
 Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const BudgetIlpOptions& options) {
   BudgetIlpResult result;
@@ -279,25 +291,9 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
     MEMOPT_RETURN_IF_ERROR(failures[u]);
     ++result.evaluations;
   }
-  // Each step's value with every raising unit (worst) and every lowering one (best).
-  std::vector<double> worst(num_nodes), best(num_nodes);
-  {
-    std::vector<double> up(num_nodes + 1, 0.0), down(num_nodes + 1, 0.0);
-    for (size_t u = 0; u < num_units; ++u) {
-      for (const Run& r : model.runs[u]) {
-        std::vector<double>& d = r.delta > 0 ? up : down;
-        d[static_cast<size_t>(r.begin)] += static_cast<double>(r.delta);
-        d[static_cast<size_t>(r.end)] -= static_cast<double>(r.delta);
-      }
-    }
-    double u_run = 0, d_run = 0;
-    for (size_t n = 0; n < num_nodes; ++n) {
-      u_run += up[n];
-      d_run += down[n];
-      worst[n] = static_cast<double>(base_peaks[n]) + u_run;
-      best[n] = static_cast<double>(base_peaks[n]) + d_run;
-    }
-  }
+  // Each step's change with every raising unit (worst) and with every lowering one (best).
+  const std::vector<double> raise = model.Sum([](size_t, const Run& r) { return r.delta > 0; });
+  const std::vector<double> lower = model.Sum([](size_t, const Run& r) { return r.delta < 0; });
   // Steps that no choice can push over the budget need no row; one that every choice leaves over
   // it means the program has no solution.
   std::vector<Row> live_rows;
@@ -315,8 +311,9 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
     row.terms = model.Terms(row.node);
   };
   for (size_t n = 0; n < num_nodes; ++n) {
-    if (worst[n] <= budget) continue;
-    if (best[n] > budget) {
+    const double base_n = static_cast<double>(base_peaks[n]);
+    if (base_n + raise[n] <= budget) continue;
+    if (base_n + lower[n] > budget) {
       result.why_not = "no combination of candidates fits the budget at every step (step model)";
       return result;
     }
@@ -361,9 +358,9 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
     // The exact check: effects that interact can make the true peak higher than the program says.
     MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation exact, evaluator.Evaluate(PlansOf(options.units, solve.x), true));
     ++result.evaluations;
+    const std::vector<int64_t> exact_peaks = StepPeaks(exact, num_nodes);
+    const std::vector<double> change = model.Change(solve.x);
     if (exact.peak_bytes <= options.budget_bytes) {
-      const std::vector<int64_t> exact_peaks = StepPeaks(exact, num_nodes);
-      const std::vector<double> change = model.Change(solve.x);
       result.model_exact = true;
       for (size_t n = 0; n < num_nodes && result.model_exact; ++n) {
         result.model_exact = static_cast<double>(exact_peaks[n]) == static_cast<double>(base_peaks[n]) + change[n];
@@ -379,8 +376,6 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
       result.evaluation = std::move(exact);
       return result;
     }
-    const std::vector<int64_t> exact_peaks = StepPeaks(exact, num_nodes);
-    const std::vector<double> change = model.Change(solve.x);
     for (size_t n = 0; n < num_nodes; ++n) {
       const double over = static_cast<double>(exact_peaks[n]) - budget;
       if (over <= 0) continue;

@@ -49,6 +49,9 @@ struct BudgetIlpResult {
   std::string why_not;          ///< when !feasible: the reason (the caller falls back)
 };
 
+/// The plans `chosen` units stand for: the union of their plan sets, ascending.
+std::vector<size_t> UnitPlans(const std::vector<std::vector<size_t>>& units, const std::vector<size_t>& chosen);
+
 Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const BudgetIlpOptions& options);
 
 }  // namespace memopt

@@ -41,12 +41,7 @@ class Search {
 
   /// The plans a set of units stands for (units are plans, or groups of plans).
   std::vector<size_t> Expand(const std::vector<size_t>& set) const {
-    if (groups_.empty()) return set;
-    std::vector<size_t> plans;
-    for (size_t g : set) plans.insert(plans.end(), groups_[g].begin(), groups_[g].end());
-    std::sort(plans.begin(), plans.end());
-    plans.erase(std::unique(plans.begin(), plans.end()), plans.end());
-    return plans;
+    return groups_.empty() ? set : UnitPlans(groups_, set);
   }
 
   Expected<PlanEvaluation> Eval(const std::vector<size_t>& set) {
