@@ -55,9 +55,8 @@ Status YieldOpKernel(CudaKernelContext& ctx) {
     if (ctx.node->outputs[j] == kNone) continue;
     if (!ctx.has_input(i)) return ctx.Error("input " + std::to_string(i) + " is missing");
     const DeviceTensor& forward = ctx.input(i);
-    const std::string name = ctx.graph != nullptr ? ctx.graph->value(ctx.node->outputs[j]).name
-                                                  : "yield_output_" + std::to_string(j);
-    auto gradient = IncomingGradient(name, Tensor::Meta(forward.dtype(), forward.shape()), ctx.run_seed, options);
+    auto gradient = IncomingGradient(YieldGradientName(*ctx.node, ctx.graph, j),
+                                     Tensor::Meta(forward.dtype(), forward.shape()), ctx.run_seed, options);
     if (!gradient.ok()) return ctx.Error(gradient.status().message());
     auto uploaded = DeviceTensor::Upload(ctx.pool, *gradient);
     if (!uploaded.ok()) return ctx.Error(uploaded.status().message());

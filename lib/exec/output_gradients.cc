@@ -24,6 +24,10 @@ Expected<int> YieldInputForOutput(const Node& yield, size_t j) {
                       " outputs but only " + std::to_string(seen) + " differentiable inputs");
 }
 
+std::string YieldGradientName(const Node& yield, const Graph* graph, size_t j) {
+  return graph != nullptr ? graph->value(yield.outputs[j]).name : "yield_output_" + std::to_string(j);
+}
+
 std::map<std::string, std::string> YieldGradientNames(const Graph& graph) {
   std::map<std::string, std::string> names;
   for (const Node& node : graph.nodes) {

@@ -39,6 +39,10 @@ std::map<std::string, std::string> YieldGradientNames(const Graph& graph);
 /// non_differentiable_outputs, in order), or -1 with an error when there are too few.
 Expected<int> YieldInputForOutput(const Node& yield, size_t j);
 
+/// The name of YieldOp output `j` in `graph`, or "yield_output_<j>" without a graph (kernel tests):
+/// what the random gradients are keyed by.
+std::string YieldGradientName(const Node& yield, const Graph* graph, size_t j);
+
 /// The incoming gradient for YieldOp output `gradient_name`, whose module output `forward` has
 /// been computed (dtype and shape come from it), by the rules above. `seed` is the run's seed.
 Expected<Tensor> IncomingGradient(const std::string& gradient_name, const Tensor& forward, uint64_t seed,

@@ -18,9 +18,8 @@ Status YieldOpKernel(KernelContext& ctx) {
     MEMOPT_ASSIGN_OR_RETURN(const int i, YieldInputForOutput(*ctx.node, j));
     if (!ctx.output_wanted(static_cast<int>(j))) continue;
     if (!ctx.has_input(i)) return ctx.Error("input " + std::to_string(i) + " is missing");
-    const std::string name = ctx.graph != nullptr ? ctx.graph->value(ctx.node->outputs[j]).name
-                                                  : "yield_output_" + std::to_string(j);
-    auto gradient = IncomingGradient(name, ctx.input(i), ctx.run_seed, options);
+    auto gradient =
+        IncomingGradient(YieldGradientName(*ctx.node, ctx.graph, j), ctx.input(i), ctx.run_seed, options);
     if (!gradient.ok()) return ctx.Error(gradient.status().message());
     ctx.outputs[j] = std::move(gradient).value();
   }
