@@ -1,0 +1,1 @@
+run @SRC@/tests/data/run/sym_relu.onnx --dims batch=2,seq=3 --output-grads zeros
