@@ -1,5 +1,7 @@
 #include "plan/budget_ilp.h"
 
+#include "plan/step_effect.h"
+
 #include <glpk.h>
 
 #include <algorithm>
@@ -14,22 +16,6 @@
 namespace memopt {
 namespace {
 
-/// Per original node: the highest live total at its step and at the clone steps just before it.
-std::vector<int64_t> StepPeaks(const PlanEvaluation& e, size_t num_nodes) {
-  std::vector<int64_t> peaks(num_nodes, 0);
-  int64_t pending = 0;  // clone steps since the last original step
-  for (size_t i = 0; i < e.live_at_step.size(); ++i) {
-    const NodeId n = e.step_original[i];
-    if (n == kNone) {
-      pending = std::max(pending, e.live_at_step[i]);
-      continue;
-    }
-    peaks[static_cast<size_t>(n)] = std::max(pending, e.live_at_step[i]);
-    pending = 0;
-  }
-  return peaks;
-}
-
 struct Term {
   int32_t unit;
   double delta;  ///< bytes
@@ -37,28 +23,25 @@ struct Term {
 
 /// One constraint: base + sum(delta * x) <= budget - tightening.
 struct Row {
-  NodeId node = kNone;
+  int32_t step = -1;  ///< position in the base order
   double base = 0;
   double tightening = 0;  ///< bytes found by the exact check where effects interact
   std::vector<Term> terms;  ///< filled when the row becomes active (EffectModel::Terms)
   bool active = false;
 };
 
-/// A unit's effect on the step peaks as runs of equal change: memory grows with the runs (a few
-/// per unit: a saving interval, clone transients), not with units x steps.
-struct Run {
-  int32_t begin = 0, end = 0;  ///< original nodes [begin, end)
-  int64_t delta = 0;           ///< bytes
-};
+/// A unit's effect on the step peaks as runs of equal change (plan/step_effect.h): memory grows
+/// with the runs (a few per unit: a saving interval, clone transients), not with units x steps.
+using Run = StepRun;
 
 struct EffectModel {
-  size_t num_nodes = 0;
-  std::vector<std::vector<Run>> runs;  ///< per unit, ascending, disjoint
+  size_t num_steps = 0;
+  std::vector<std::vector<Run>> runs;  ///< per unit, ascending, disjoint; steps are base positions
 
   /// The change of every step's peak from the runs `keep(unit, run)` accepts (their sum).
   template <typename Keep>
   std::vector<double> Sum(Keep keep) const {
-    std::vector<double> diff(num_nodes + 1, 0.0);
+    std::vector<double> diff(num_steps + 1, 0.0);
     for (size_t u = 0; u < runs.size(); ++u) {
       for (const Run& r : runs[u]) {
         if (!keep(u, r)) continue;
@@ -66,9 +49,9 @@ struct EffectModel {
         diff[static_cast<size_t>(r.end)] -= static_cast<double>(r.delta);
       }
     }
-    std::vector<double> change(num_nodes, 0.0);
+    std::vector<double> change(num_steps, 0.0);
     double running = 0;
-    for (size_t n = 0; n < num_nodes; ++n) change[n] = running += diff[n];
+    for (size_t n = 0; n < num_steps; ++n) change[n] = running += diff[n];
     return change;
   }
 
@@ -77,15 +60,15 @@ struct EffectModel {
     return Sum([&x](size_t u, const Run&) { return x[u] != 0; });
   }
 
-  /// The terms of step `node`'s row: each unit's change there.
-  std::vector<Term> Terms(NodeId node) const {
+  /// The terms of `step`'s row: each unit's change there.
+  std::vector<Term> Terms(int32_t step) const {
     std::vector<Term> terms;
     for (size_t u = 0; u < runs.size(); ++u) {
       const std::vector<Run>& rs = runs[u];
-      auto it = std::upper_bound(rs.begin(), rs.end(), node, [](NodeId n, const Run& r) { return n < r.begin; });
+      auto it = std::upper_bound(rs.begin(), rs.end(), step, [](int32_t n, const Run& r) { return n < r.begin; });
       if (it == rs.begin()) continue;
       --it;
-      if (node < it->end) terms.push_back({static_cast<int32_t>(u), static_cast<double>(it->delta)});
+      if (step < it->end) terms.push_back({static_cast<int32_t>(u), static_cast<double>(it->delta)});
     }
     return terms;
   }
@@ -204,6 +187,57 @@ std::vector<size_t> PlansOf(const std::vector<std::vector<size_t>>& units, const
   return UnitPlans(units, chosen);
 }
 
+/// Drops chosen units the budget does not need, the most expensive (cost only they pay) first.
+/// A unit is tried by simulation only when the step model says the exact step peaks stay within
+/// the budget without it (its own effect taken back), so a pass costs one range scan per unit and
+/// a simulation per likely drop instead of one per unit.
+Status PruneChosen(const PlanEvaluator& evaluator, const StepEffects& effects, const EffectModel& model,
+                   const CloneCosts& clones, const BudgetIlpOptions& options, std::vector<char>& x,
+                   PlanEvaluation& exact, std::vector<int64_t>& peaks, int& evaluations) {
+  const double budget = static_cast<double>(options.budget_bytes);
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    // Cost only this unit pays: its own nodes plus shared nodes no other chosen unit clones.
+    std::vector<int32_t> cloners(clones.cost.size(), 0);
+    for (size_t u = 0; u < x.size(); ++u) {
+      if (!x[u]) continue;
+      for (int32_t c : clones.per_unit[u]) ++cloners[static_cast<size_t>(c)];
+    }
+    std::vector<std::pair<double, size_t>> order;
+    for (size_t u = 0; u < x.size(); ++u) {
+      if (!x[u]) continue;
+      double own = clones.unit_cost[u];
+      for (int32_t c : clones.per_unit[u]) own += cloners[static_cast<size_t>(c)] == 1 ? clones.cost[static_cast<size_t>(c)] : 0.0;
+      order.emplace_back(-own, u);
+    }
+    std::sort(order.begin(), order.end());
+    for (const auto& [neg_cost, u] : order) {
+      bool likely = true;
+      for (const Run& r : model.runs[u]) {
+        if (r.delta >= 0) continue;  // taking back a saving raises these steps
+        const int64_t highest = *std::max_element(peaks.begin() + r.begin, peaks.begin() + r.end);
+        if (static_cast<double>(highest - r.delta) > budget) {
+          likely = false;
+          break;
+        }
+      }
+      if (!likely) continue;
+      x[u] = 0;
+      MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation e, evaluator.Evaluate(PlansOf(options.units, x), true));
+      ++evaluations;
+      if (e.peak_bytes <= options.budget_bytes) {
+        peaks = effects.StepPeaks(e);
+        exact = std::move(e);
+        changed = true;
+      } else {
+        x[u] = 1;
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::vector<size_t> UnitPlans(const std::vector<std::vector<size_t>>& units, const std::vector<size_t>& chosen) {
@@ -221,10 +255,10 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
     result.why_not = "no candidates";
     return result;
   }
-  const size_t num_nodes = evaluator.num_nodes();
-  MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation base, evaluator.Evaluate({}, /*want_curve=*/true));
+  MEMOPT_ASSIGN_OR_RETURN(StepEffects effects, StepEffects::Create(evaluator));
   ++result.evaluations;
-  const std::vector<int64_t> base_peaks = StepPeaks(base, num_nodes);
+  const size_t num_steps = effects.num_steps();  // rows are steps of the base order
+  const std::vector<int64_t>& base_peaks = effects.base_peaks();
 
   // One exact simulation per unit: its effect on every step, kept as runs.
   CloneCosts clones;
@@ -232,12 +266,12 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
   clones.unit_cost.assign(options.units.size(), 0.0);
   {
     std::vector<std::vector<NodeId>> cloned(options.units.size());
-    std::vector<int32_t> cloners(num_nodes, 0);  // units cloning each node
+    std::vector<int32_t> cloners(evaluator.num_nodes(), 0);  // units cloning each node
     for (size_t u = 0; u < options.units.size(); ++u) {
       cloned[u] = evaluator.ClonedNodes(options.units[u]);
       for (NodeId node : cloned[u]) ++cloners[static_cast<size_t>(node)];
     }
-    std::vector<int32_t> index(num_nodes, -1);
+    std::vector<int32_t> index(evaluator.num_nodes(), -1);
     for (size_t u = 0; u < options.units.size(); ++u) {
       for (NodeId node : cloned[u]) {
         const double c = evaluator.NodeCostOf(node, options.objective);
@@ -253,30 +287,23 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
       }
     }
   }
-  // The simulations are independent: they run on every core and each writes its own unit's runs,
-  // so the result does not depend on the thread count.
+  // The effects are independent: they are computed on every core and each writes its own unit's
+  // runs, so the result does not depend on the thread count.
   const size_t num_units = options.units.size();
   EffectModel model;
-  model.num_nodes = num_nodes;
+  model.num_steps = num_steps;
   model.runs.resize(num_units);
   std::vector<Status> failures(num_units);
+  std::vector<char> simulated(num_units, 0);
   auto simulate = [&](size_t u) {
-    Expected<PlanEvaluation> alone = evaluator.Evaluate(options.units[u], /*want_curve=*/true);
-    if (!alone.ok()) {
-      failures[u] = alone.status();
+    bool full = false;
+    Expected<std::vector<StepRun>> runs = effects.EffectOf(options.units[u], &full);
+    simulated[u] = full;
+    if (!runs.ok()) {
+      failures[u] = runs.status();
       return;
     }
-    const std::vector<int64_t> peaks = StepPeaks(*alone, num_nodes);
-    std::vector<Run>& runs = model.runs[u];
-    for (size_t n = 0; n < num_nodes; ++n) {
-      const int64_t delta = peaks[n] - base_peaks[n];
-      if (delta == 0) continue;
-      if (!runs.empty() && runs.back().end == static_cast<int32_t>(n) && runs.back().delta == delta) {
-        ++runs.back().end;
-      } else {
-        runs.push_back({static_cast<int32_t>(n), static_cast<int32_t>(n + 1), delta});
-      }
-    }
+    model.runs[u] = std::move(*runs);
   };
   const size_t threads = std::max<size_t>(1, std::min<size_t>(std::thread::hardware_concurrency(), num_units / 8));
   std::atomic<size_t> next{0};
@@ -289,7 +316,7 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
   for (std::thread& t : pool) t.join();
   for (size_t u = 0; u < num_units; ++u) {
     MEMOPT_RETURN_IF_ERROR(failures[u]);
-    ++result.evaluations;
+    result.evaluations += simulated[u];
   }
   // Each step's change with every raising unit (worst) and with every lowering one (best).
   const std::vector<double> raise = model.Sum([](size_t, const Run& r) { return r.delta > 0; });
@@ -297,20 +324,20 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
   // Steps that no choice can push over the budget need no row; one that every choice leaves over
   // it means the program has no solution.
   std::vector<Row> live_rows;
-  std::vector<int32_t> live_index(num_nodes, -1);
+  std::vector<int32_t> live_index(num_steps, -1);
   auto add_row = [&](size_t n) {
     live_index[n] = static_cast<int32_t>(live_rows.size());
     Row row;
-    row.node = static_cast<NodeId>(n);
+    row.step = static_cast<int32_t>(n);
     row.base = static_cast<double>(base_peaks[n]);
     live_rows.push_back(std::move(row));
   };
   auto activate = [&](Row& row) {
     if (row.active) return;
     row.active = true;
-    row.terms = model.Terms(row.node);
+    row.terms = model.Terms(row.step);
   };
-  for (size_t n = 0; n < num_nodes; ++n) {
+  for (size_t n = 0; n < num_steps; ++n) {
     const double base_n = static_cast<double>(base_peaks[n]);
     if (base_n + raise[n] <= budget) continue;
     if (base_n + lower[n] > budget) {
@@ -322,7 +349,9 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
   if (live_rows.empty()) {
     result.feasible = true;
     result.optimal = true;
-    result.evaluation = base;
+    result.evaluation = effects.base();
+    result.evaluation.live_at_step.clear();
+    result.evaluation.step_original.clear();
     return result;
   }
   // Start with the rows most over the budget.
@@ -348,7 +377,7 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
       std::vector<std::pair<double, size_t>> violated;
       for (size_t r = 0; r < live_rows.size(); ++r) {
         const Row& row = live_rows[r];
-        const double over = row.base + change[static_cast<size_t>(row.node)] + row.tightening - budget;
+        const double over = row.base + change[static_cast<size_t>(row.step)] + row.tightening - budget;
         if (over > 0 && !row.active) violated.emplace_back(over, r);
       }
       if (violated.empty()) break;
@@ -358,16 +387,21 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
     // The exact check: effects that interact can make the true peak higher than the program says.
     MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation exact, evaluator.Evaluate(PlansOf(options.units, solve.x), true));
     ++result.evaluations;
-    const std::vector<int64_t> exact_peaks = StepPeaks(exact, num_nodes);
+    std::vector<int64_t> exact_peaks = effects.StepPeaks(exact);
     const std::vector<double> change = model.Change(solve.x);
     if (exact.peak_bytes <= options.budget_bytes) {
       result.model_exact = true;
-      for (size_t n = 0; n < num_nodes && result.model_exact; ++n) {
+      for (size_t n = 0; n < num_steps && result.model_exact; ++n) {
         result.model_exact = static_cast<double>(exact_peaks[n]) == static_cast<double>(base_peaks[n]) + change[n];
       }
       result.feasible = true;
       result.optimal = solve.optimal;
       result.gap = solve.gap;
+      if (!result.model_exact) {
+        // Effects interact (shared clones, chained recomputes): a chosen unit may be unneeded.
+        MEMOPT_RETURN_IF_ERROR(PruneChosen(evaluator, effects, model, clones, options, solve.x, exact, exact_peaks,
+                                           result.evaluations));
+      }
       for (size_t u = 0; u < solve.x.size(); ++u) {
         if (solve.x[u]) result.units.push_back(u);
       }
@@ -376,7 +410,7 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
       result.evaluation = std::move(exact);
       return result;
     }
-    for (size_t n = 0; n < num_nodes; ++n) {
+    for (size_t n = 0; n < num_steps; ++n) {
       const double over = static_cast<double>(exact_peaks[n]) - budget;
       if (over <= 0) continue;
       if (live_index[n] < 0) add_row(n);  // a step the model thought safe

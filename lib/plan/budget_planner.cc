@@ -57,8 +57,6 @@ class Search {
 
   bool Fits(const PlanEvaluation& e) const { return e.peak_bytes <= budget_; }
   bool OutOfEvaluations() const { return evaluations_ >= max_evaluations_; }
-  /// Allows `more` evaluations from now on (at most the options' limit).
-  void AllowMoreEvaluations(int more) { max_evaluations_ = std::min(max_evaluations_, evaluations_ + more); }
   int evaluations() const { return evaluations_; }
   const std::vector<size_t>& candidates() const { return candidates_; }
 
@@ -249,16 +247,10 @@ Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const B
     MEMOPT_ASSIGN_OR_RETURN(BudgetIlpResult solved, SolveBudgetIlp(evaluator, ilp));
     result.evaluations += solved.evaluations;
     if (solved.feasible) {
-      // The program's step effects add up per unit; where effects interact (overlapping savings,
-      // shared clones) a chosen unit may turn out unneeded: exact pruning drops it (at most one
-      // simulation per unit and round).
+      // Units the exact peaks show unneeded are already dropped (budget_ilp.h).
       std::vector<size_t> set;
       for (size_t u : solved.units) set.push_back(search.candidates()[u]);
       PlanEvaluation eval = std::move(solved.evaluation);
-      if (!solved.model_exact) {  // else the model is right about every unit being needed
-        search.AllowMoreEvaluations(2 * static_cast<int>(set.size()) + 4);
-        MEMOPT_RETURN_IF_ERROR(search.Prune(set, eval));
-      }
       result.met = true;
       result.plans = search.Expand(set);
       result.evaluation = std::move(eval);

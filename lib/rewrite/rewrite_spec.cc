@@ -1,6 +1,7 @@
 #include "rewrite/rewrite_spec.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -90,14 +91,20 @@ Expected<RewriteSpec> RewriteSpecBuilder::Build(const std::vector<size_t>& plans
   std::sort(order.begin(), order.end());
   order.erase(std::unique(order.begin(), order.end()), order.end());
 
+  // Maps keyed by the values and nodes the plans touch: a spec costs the size of its plans, not of
+  // the graph (the budget planner builds one per candidate).
   const size_t num_values = graph_.values.size();
   RewriteSpec spec;
   spec.num_original_values = num_values;
-  spec.clone_of_node.assign(graph_.nodes.size(), -1);
-  std::vector<ValueId> recompute_of(num_values, kNone);
+  std::unordered_map<NodeId, int32_t> clone_of_node;
+  std::unordered_map<ValueId, ValueId> recompute_of;
+  auto recompute = [&recompute_of](ValueId v) {
+    auto it = recompute_of.find(v);
+    return it == recompute_of.end() ? kNone : it->second;
+  };
   // Clones that read an original value (clone index, input slot), to rewire when its producer's
   // plan is applied later.
-  std::vector<std::vector<std::pair<int32_t, int32_t>>> clone_readers(num_values);
+  std::unordered_map<ValueId, std::vector<std::pair<int32_t, int32_t>>> clone_readers;
 
   for (size_t p : order) {
     if (p >= scan_.plans.size()) return InternalError(fmt::format("plan index {} out of range", p));
@@ -109,7 +116,7 @@ Expected<RewriteSpec> RewriteSpecBuilder::Build(const std::vector<size_t>& plans
     spec.applied_plans.push_back(p);
     for (NodeId n : plan.subgraph) {
       const Node& node = graph_.nodes[n];
-      if (recompute_of[FirstOutput(node)] != kNone) continue;  // cloned by an earlier plan: reuse
+      if (recompute(FirstOutput(node)) != kNone) continue;  // cloned by an earlier plan: reuse
       if (needs_seed_[n]) spec.seeded_dropouts.push_back(n);
       const int32_t k = static_cast<int32_t>(spec.clones.size());
       CloneSpec clone;
@@ -119,8 +126,8 @@ Expected<RewriteSpec> RewriteSpecBuilder::Build(const std::vector<size_t>& plans
         const ValueId x = node.inputs[slot];
         if (x == kNone) {
           clone.inputs.push_back(kNone);
-        } else if (recompute_of[x] != kNone) {
-          clone.inputs.push_back(recompute_of[x]);
+        } else if (const ValueId r = recompute(x); r != kNone) {
+          clone.inputs.push_back(r);
         } else {
           clone.inputs.push_back(x);
           clone_readers[x].emplace_back(k, static_cast<int32_t>(slot));
@@ -137,14 +144,15 @@ Expected<RewriteSpec> RewriteSpecBuilder::Build(const std::vector<size_t>& plans
         recompute_of[o] = ext;
         clone.outputs.push_back(ext);
       }
-      spec.clone_of_node[n] = k;
+      clone_of_node[n] = k;
       spec.clones.push_back(std::move(clone));
     }
 
     // Rewire the entry's backward consumers (and clones reading it) to the entry's clone.
     const Node& entry = graph_.nodes[plan.entry];
-    const int32_t replacement = spec.clone_of_node[plan.entry];
-    if (replacement < 0) return InternalError("entry node " + Label(entry) + " was not cloned");
+    auto cloned = clone_of_node.find(plan.entry);
+    if (cloned == clone_of_node.end()) return InternalError("entry node " + Label(entry) + " was not cloned");
+    const int32_t replacement = cloned->second;
     for (size_t i = 0; i < entry.outputs.size(); ++i) {
       const ValueId o = entry.outputs[i];
       if (o == kNone) continue;
@@ -152,15 +160,17 @@ Expected<RewriteSpec> RewriteSpecBuilder::Build(const std::vector<size_t>& plans
       for (const auto& [consumer, slot] : graph_.values[o].consumers) {
         if (backward_[consumer]) spec.rewires.push_back({consumer, slot, r});
       }
-      for (const auto& [k, slot] : clone_readers[o]) spec.clones[k].inputs[slot] = r;
-      clone_readers[o].clear();
+      auto readers = clone_readers.find(o);
+      if (readers == clone_readers.end()) continue;
+      for (const auto& [k, slot] : readers->second) spec.clones[k].inputs[slot] = r;
+      clone_readers.erase(readers);
     }
   }
   std::sort(spec.seeded_dropouts.begin(), spec.seeded_dropouts.end());
   return spec;
 }
 
-std::vector<int32_t> RewrittenNodeOrder(const Graph& graph, const RewriteSpec& spec, const std::vector<NodeId>& base) {
+ClonePlacement PlaceClones(const RewriteSpec& spec, const std::vector<int32_t>& base_position, int32_t num_positions) {
   const size_t num_clones = spec.clones.size();
   std::vector<int32_t> producer(spec.clone_values.size(), -1);  // clone value -> clone index
   for (size_t k = 0; k < num_clones; ++k) {
@@ -168,19 +178,18 @@ std::vector<int32_t> RewrittenNodeOrder(const Graph& graph, const RewriteSpec& s
       if (v != kNone) producer[v - spec.num_original_values] = static_cast<int32_t>(k);
     }
   }
-  // Rewired inputs per original node, in slot order.
+  // Rewired inputs in base order, then slot order.
   std::vector<Rewire> rewires = spec.rewires;
-  std::sort(rewires.begin(), rewires.end(),
-            [](const Rewire& a, const Rewire& b) { return std::pair(a.node, a.slot) < std::pair(b.node, b.slot); });
-  std::vector<int32_t> first_rewire(graph.nodes.size() + 1, 0);
-  for (const Rewire& r : rewires) ++first_rewire[r.node + 1];
-  for (size_t n = 0; n < graph.nodes.size(); ++n) first_rewire[n + 1] += first_rewire[n];
+  std::sort(rewires.begin(), rewires.end(), [&](const Rewire& a, const Rewire& b) {
+    return std::pair(base_position[a.node], a.slot) < std::pair(base_position[b.node], b.slot);
+  });
 
-  std::vector<int32_t> out;
-  out.reserve(base.size() + num_clones);
+  ClonePlacement out;
+  out.before.assign(num_clones, num_positions);
+  out.sequence.reserve(num_clones);
   std::vector<char> emitted(num_clones, 0);
   std::vector<std::pair<int32_t, size_t>> stack;  // (clone, next input to look at)
-  auto emit = [&](int32_t start) {
+  auto emit = [&](int32_t start, int32_t before) {
     if (emitted[start]) return;
     emitted[start] = 1;
     stack.emplace_back(start, 0);
@@ -199,17 +208,31 @@ std::vector<int32_t> RewrittenNodeOrder(const Graph& graph, const RewriteSpec& s
         break;
       }
       if (pushed) continue;
-      out.push_back(-(k + 1));
+      out.before[k] = before;
+      out.sequence.push_back(k);
       stack.pop_back();
     }
   };
-  for (NodeId n : base) {
-    for (int32_t i = first_rewire[n]; i < first_rewire[n + 1]; ++i) {
-      emit(producer[rewires[i].value - spec.num_original_values]);
-    }
-    out.push_back(n);
+  for (const Rewire& r : rewires) {
+    if (base_position[r.node] >= 0) emit(producer[r.value - spec.num_original_values], base_position[r.node]);
   }
-  for (size_t k = 0; k < num_clones; ++k) emit(static_cast<int32_t>(k));
+  for (size_t k = 0; k < num_clones; ++k) emit(static_cast<int32_t>(k), num_positions);
+  return out;
+}
+
+std::vector<int32_t> RewrittenNodeOrder(const Graph& graph, const RewriteSpec& spec, const std::vector<NodeId>& base) {
+  std::vector<int32_t> position(graph.nodes.size(), -1);
+  for (size_t i = 0; i < base.size(); ++i) position[base[i]] = static_cast<int32_t>(i);
+  const ClonePlacement placement = PlaceClones(spec, position, static_cast<int32_t>(base.size()));
+  std::vector<int32_t> out;
+  out.reserve(base.size() + spec.clones.size());
+  size_t next = 0;  // into placement.sequence
+  for (size_t i = 0; i <= base.size(); ++i) {
+    while (next < placement.sequence.size() && placement.before[placement.sequence[next]] == static_cast<int32_t>(i)) {
+      out.push_back(-(placement.sequence[next++] + 1));
+    }
+    if (i < base.size()) out.push_back(base[i]);
+  }
   return out;
 }
 

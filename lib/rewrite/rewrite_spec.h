@@ -48,7 +48,6 @@ struct RewriteSpec {
   std::vector<ValueId> clone_values;    ///< per clone value: the original value it recomputes
   std::vector<Rewire> rewires;
   std::vector<NodeId> seeded_dropouts;  ///< original nodes that get a `seed` attribute
-  std::vector<int32_t> clone_of_node;   ///< per original node: index in `clones`, or -1
   std::vector<size_t> applied_plans;    ///< indices into ScanResult::plans, application order
 
   size_t num_values() const { return num_original_values + clone_values.size(); }
@@ -89,9 +88,22 @@ bool NeedsDropoutSeed(const Node& node);
 /// first output's name (ORT adds a process-wide random seed; memopt stays deterministic).
 int64_t DropoutSeedFor(const std::string& output_name);
 
-/// Node order of the rewritten graph: the original nodes in `base` order, each clone placed right
-/// before the first node that reads one of its outputs (its own clone inputs first). Entries are
-/// original node ids (>= 0) or clones encoded as -(k + 1).
+/// Where the clones of a spec run among the original nodes: each clone group right before the
+/// first original node (in a base order) that reads one of its outputs through a rewire, a clone's
+/// own clone inputs first (depth-first, in input order); clones nothing rewired reads go after the
+/// last original node, in creation order.
+struct ClonePlacement {
+  std::vector<int32_t> before;    ///< per clone: the base position it runs before; num_positions = after all
+  std::vector<int32_t> sequence;  ///< clone indices in the order they run (ascending `before`)
+};
+
+/// `base_position`: per original node id, its position in the base order (num_positions nodes), or
+/// -1 for a node the base order leaves out (its rewires place nothing).
+/// Costs O(clones + rewires log rewires).
+ClonePlacement PlaceClones(const RewriteSpec& spec, const std::vector<int32_t>& base_position, int32_t num_positions);
+
+/// Node order of the rewritten graph: the original nodes in `base` order, the clones placed among
+/// them by PlaceClones. Entries are original node ids (>= 0) or clones encoded as -(k + 1).
 std::vector<int32_t> RewrittenNodeOrder(const Graph& graph, const RewriteSpec& spec, const std::vector<NodeId>& base);
 
 }  // namespace memopt

@@ -1,0 +1,86 @@
+#include "plan/step_effect.h"
+
+#include <catch2/catch.hpp>
+
+#include "plan/budget_planner.h"
+#include "plan/plan_test_util.h"
+#include "test_data.h"
+
+namespace memopt {
+namespace {
+
+struct Case {
+  std::string file;  ///< under the shared data folder, or "src:" + a source-tree path
+  std::string dims;
+};
+
+std::optional<std::string> CasePath(const Case& c) {
+  if (c.file.rfind("src:", 0) == 0) return testing::SourcePath(c.file.substr(4));
+  return testing::SharedData(c.file);
+}
+
+/// Every candidate alone and every whole cluster: the local effect equals the simulated one.
+/// Returns how many units needed the simulation.
+int CheckEffects(const testing::Scanned& s, int* units) {
+  Expected<PlanEvaluator> ev = PlanEvaluator::Create(s.model.graph, s.scan, s.dims);
+  REQUIRE(ev.ok());
+  Expected<StepEffects> fx = StepEffects::Create(*ev);
+  REQUIRE(fx.ok());
+  std::vector<std::vector<size_t>> all_units;
+  std::vector<size_t> supported;
+  for (size_t i = 0; i < s.scan.plans.size(); ++i) {
+    if (!ev->spec_builder().Supported(i)) continue;
+    supported.push_back(i);
+    all_units.push_back({i});
+  }
+  for (const std::vector<size_t>& g : WholeClusterGroups(s.scan, supported)) all_units.push_back(g);
+  if (!supported.empty()) all_units.push_back(supported);  // everything at once: interacting plans, shared clones
+  int simulated = 0;
+  for (const std::vector<size_t>& unit : all_units) {
+    bool full = false;
+    Expected<std::vector<StepRun>> local = fx->EffectOf(unit, &full);
+    Expected<std::vector<StepRun>> exact = fx->SimulatedEffectOf(unit);
+    REQUIRE(local.ok());
+    REQUIRE(exact.ok());
+    INFO("unit of " << unit.size() << " plans, first " << s.scan.plans[unit.front()].cluster_id);
+    CHECK(*local == *exact);
+    simulated += full;
+  }
+  *units += static_cast<int>(all_units.size());
+  return simulated;
+}
+
+void CheckCases(const std::vector<Case>& cases) {
+  for (const Case& c : cases) {
+    auto path = CasePath(c);
+    if (!path) continue;  // marked skipped (test_data.h)
+    for (int level : {0, 1, 2}) {
+      INFO(c.file << " level " << level << " dims " << c.dims);
+      testing::Scanned s = testing::ScanFile(*path, level, c.dims);
+      int units = 0;
+      const int simulated = CheckEffects(s, &units);
+      INFO(simulated << " of " << units << " units simulated");
+      CHECK(simulated == 0);
+    }
+  }
+}
+
+TEST_CASE("step effects: local effects equal the simulation on ORT's graphs", "[plan][effects]") {
+  CheckCases({
+      {"ort_recompute/recompute_gelu.onnx", "input1_dim0=16,input1_dim1=784"},
+      {"ort_recompute/recompute_tile.onnx", ""},
+      {"ort_recompute/3layer_bloom_optimized_training.onnx", "inputs_input_ids_dim0=2,inputs_attention_mask_dim1=32"},
+      {"ort_training_api/training_model.onnx", ""},
+  });
+}
+
+TEST_CASE("step effects: local effects equal the simulation on the tiny GPT-2 and a loss-rule MLP (source tree)",
+          "[plan][effects]") {
+  CheckCases({
+      {"src:tests/data/plan/gpt2_tiny_2layer.onnx", "batch=4,seq_len=64"},
+      {"src:tests/data/plan/relu_mlp_train.onnx", ""},
+  });
+}
+
+}  // namespace
+}  // namespace memopt
