@@ -28,9 +28,9 @@ struct BudgetIlpOptions {
   /// The units to choose from: each a set of plan indices (ScanResult::plans), applied whole.
   std::vector<std::vector<size_t>> units;
   PlanObjective objective = PlanObjective::kTime;
-  /// Branch-and-cut time per solve; past it the best solution found so far is used and the gap
-  /// to the LP bound is reported.
-  double time_limit_seconds = 2;
+  /// Time for all the solves together (effects and simulations not counted); past it the best
+  /// solution found so far is used and its gap to the LP bound is reported.
+  double time_limit_seconds = 1;
   /// Exact-check-and-tighten rounds before giving up (the caller falls back to a search).
   int max_repairs = 8;
 };

@@ -39,8 +39,8 @@ struct BudgetPlanOptions {
   /// Solve the integer program first (plan/budget_ilp.h); the search below runs only when it
   /// finds no plan. False: the search alone (tests compare the two).
   bool integer_program = true;
-  /// Time limit of each integer-program solve.
-  double ilp_time_limit_seconds = 2;
+  /// Time for the integer program's solves together (BudgetIlpOptions::time_limit_seconds).
+  double ilp_time_limit_seconds = 1;
 };
 
 struct BudgetPlanResult {
