@@ -1,16 +1,18 @@
 // The budget problem as a 0-1 integer program (docs/plan.md, "Budget planner"):
 //
 //   minimise   sum_u cost_u x_u                       x_u in {0, 1}: apply unit u or not
-//   subject to R_0(n) + sum_u D_u(n) x_u <= budget    for every original step n
+//   subject to R_0(n) + sum_u D_u(n) x_u <= budget    for every step n of the base order
 //
 // A unit is one recompute plan, or a whole cluster (plan --target ort). R_S(n) is the live-bytes
-// peak of original step n (with the clone steps placed just before it) when the units S are
-// applied, from the exact simulation (plan/plan_evaluator.h); D_u = R_{u} - R_0 comes from one
-// simulation of u alone, so the program is exact for units that do not interact. It is solved
-// with GLPK's branch and cut, with row generation (only steps that can exceed the budget; the
-// most violated ones are added until none is). The solution is then simulated exactly; where
-// effects interact and the true peak is higher, the rows there are tightened by the difference
-// and the program is solved again.
+// peak of step n (with the clone steps placed just before it) when the units S are applied;
+// D_u = R_{u} - R_0 is unit u's effect alone, computed locally from the values its rewrite touches
+// (plan/step_effect.h), so the program is exact for units that do not interact. It is solved with
+// GLPK: the LP relaxation, a rounded and a dived LP solution as the first plan (the answer when
+// within 0.5% of the LP bound), else branch and cut from it, with row generation (only steps that
+// can exceed the budget; the most violated ones are added until none is). The solution is then
+// simulated exactly; where effects interact and the true peak is higher, the rows there are
+// tightened by the difference and the program is solved again; units the exact peaks show
+// unneeded are dropped.
 #pragma once
 
 #include <cstddef>

@@ -3,8 +3,9 @@
 // compute (docs/plan.md, "Budget planner"). The plan it returns is judged by its real effect: the
 // rewrite is scheduled and its liveness simulated (plan/plan_evaluator.h).
 //
-//   0. the integer program (plan/budget_ilp.h), then one exact pruning pass; when it finds no
-//      plan (or BudgetPlanOptions::integer_program is false), the search below:
+//   0. the integer program (plan/budget_ilp.h, which also drops units the exact peaks show
+//      unneeded); when it finds no plan (or BudgetPlanOptions::integer_program is false), the
+//      search below:
 //   1. forward greedy: repeatedly add the candidate with the best ratio of over-budget area
 //      removed (sum over steps of live bytes above the budget) to compute added, re-simulating
 //      after each pick; then drop picks the budget does not need (most expensive first);
