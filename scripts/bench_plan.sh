@@ -78,7 +78,7 @@ for m in "${models[@]}"; do
   levels=()
   for level in 1 2; do
     read -r _ p_l c_l _ <<<"$(plan "$f" --dims "$d" --level "$level")"
-    read -r _ p_b c_b met <<<"$(plan "$f" --dims "$d" --level "$level" --budget "$p_l")"
+    read -r _ p_b c_b met _ <<<"$(plan "$f" --dims "$d" --level "$level" --budget "$p_l")"
     levels+=("$(ratio "$c_b" "$c_l")$([[ $met == True ]] || echo ' (not met)')")
   done
   echo "| $(basename "$f" .onnx) | $nodes | $t_ilp7 | $opt7 | $greedy_t | $r9 | $r7 | ${levels[0]} | ${levels[1]} |"

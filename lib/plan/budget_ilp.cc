@@ -100,7 +100,8 @@ struct CloneCosts {
 
 /// A solution of the program over the active rows from its LP relaxation `lp_x`: units by LP value
 /// (then cheapest first) are added while an active row is over the budget and the unit lowers one
-/// of those, then units no row needs are dropped, the most expensive first. Empty when every unit
+/// of those (then, if rows are still over, any unit in that order), then units no row needs are
+/// dropped, the most expensive first. Empty when every unit
 /// together leaves a row over. O(nonzeros + units log units).
 std::vector<char> RoundLp(const std::vector<double>& lp_x, const std::vector<Row>& rows, const CloneCosts& clones,
                           double budget) {
@@ -147,6 +148,12 @@ std::vector<char> RoundLp(const std::vector<double>& lp_x, const std::vector<Row
       x[u] = 1;
       apply(u, 1);
     }
+  }
+  for (size_t u : order) {  // rows that need units no single violated row asks for (interactions)
+    if (over == 0) break;
+    if (x[u]) continue;
+    x[u] = 1;
+    apply(u, 1);
   }
   if (over > 0) return {};
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost(a) != cost(b) ? cost(a) > cost(b) : a < b; });
@@ -478,6 +485,42 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
   // Each step's change with every raising unit (worst) and with every lowering one (best).
   const std::vector<double> raise = model.Sum([](size_t, const Run& r) { return r.delta > 0; });
   const std::vector<double> lower = model.Sum([](size_t, const Run& r) { return r.delta < 0; });
+  // Effects that interact can make a set save more than its units alone add up to (a clone reading
+  // another plan's clone lets both stashes go): calibrate the rows on the exact peaks of every unit
+  // applied, so that the program knows that set reaches them (rows where the model is pessimistic
+  // start with a negative tightening; the exact check corrects any optimism this causes).
+  std::vector<char> every(num_units, 1);
+  MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation all, evaluator.Evaluate(PlansOf(options.units, every), true));
+  ++result.evaluations;
+  const std::vector<int64_t> all_peaks = effects.StepPeaks(all);
+  const std::vector<double> all_change = model.Change(every);
+  // When the program fails (its corrections of interacting effects can make it infeasible), every
+  // unit, pruned by simulation, is still a plan that fits whenever one exists at all.
+  auto every_unit_pruned = [&](const std::string& why) -> Expected<BudgetIlpResult> {
+    if (all.peak_bytes > options.budget_bytes) {
+      result.why_not = why;
+      return result;
+    }
+    std::vector<char> x = every;
+    std::vector<int64_t> peaks = all_peaks;
+    PlanEvaluation exact = all;
+    MEMOPT_RETURN_IF_ERROR(PruneChosen(evaluator, effects, model, clones, options, x, exact, peaks, result.evaluations));
+    result.feasible = true;
+    result.optimal = false;
+    result.gap = -1;
+    result.note = why + "; every candidate applied, then pruned by simulation";
+    for (size_t u = 0; u < x.size(); ++u) {
+      if (x[u]) result.units.push_back(u);
+    }
+    exact.live_at_step.clear();
+    exact.step_original.clear();
+    result.evaluation = std::move(exact);
+    return result;
+  };
+  std::vector<double> relax(num_steps, 0.0);
+  for (size_t n = 0; n < num_steps; ++n) {
+    relax[n] = std::min(0.0, static_cast<double>(all_peaks[n]) - (static_cast<double>(base_peaks[n]) + all_change[n]));
+  }
   // Steps that no choice can push over the budget need no row; one that every choice leaves over
   // it means the program has no solution.
   std::vector<Row> live_rows;
@@ -487,6 +530,7 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
     Row row;
     row.step = static_cast<int32_t>(n);
     row.base = static_cast<double>(base_peaks[n]);
+    row.tightening = relax[n];
     live_rows.push_back(std::move(row));
   };
   auto activate = [&](Row& row) {
@@ -497,9 +541,8 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
   for (size_t n = 0; n < num_steps; ++n) {
     const double base_n = static_cast<double>(base_peaks[n]);
     if (base_n + raise[n] <= budget) continue;
-    if (base_n + lower[n] > budget) {
-      result.why_not = "no combination of candidates fits the budget at every step (step model)";
-      return result;
+    if (base_n + lower[n] + relax[n] > budget) {
+      return every_unit_pruned("no combination of candidates fits the budget at every step (step model)");
     }
     add_row(n);
   }
@@ -527,10 +570,7 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
                           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       solve = SolveActive(live_rows, clones, budget, std::max(left, 0.05));
       ++result.solves;
-      if (!solve.solved) {
-        result.why_not = "the integer program has no solution";
-        return result;
-      }
+      if (!solve.solved) return every_unit_pruned("the integer program has no solution");
       // Add the most violated rows; done when none is.
       const std::vector<double> change = model.Change(solve.x);
       std::vector<std::pair<double, size_t>> violated;
@@ -579,9 +619,8 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
       activate(row);
     }
   }
-  result.why_not = "the exact simulation kept exceeding the budget after " + std::to_string(options.max_repairs) +
-                   " corrections of the step model";
-  return result;
+  return every_unit_pruned("the exact simulation kept exceeding the budget after " +
+                           std::to_string(options.max_repairs) + " corrections of the step model");
 }
 
 }  // namespace memopt

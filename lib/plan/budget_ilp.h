@@ -42,7 +42,10 @@ struct BudgetIlpResult {
   std::vector<size_t> units;    ///< chosen units (indices into BudgetIlpOptions::units), ascending
   PlanEvaluation evaluation;    ///< exact simulation of the chosen units
   bool optimal = false;         ///< proven within 0.5% of the program's optimum (the additive step model)
-  double gap = 0;               ///< (cost - lower bound) / cost; 0 when optimal
+  double gap = 0;               ///< (cost - lower bound) / cost; 0 when optimal; -1: no bound (see note)
+  /// When the program itself failed and its fallback (every unit, pruned by simulation) was used:
+  /// why; the plan then has no optimality bound.
+  std::string note;
   /// The step model predicted the chosen plan's exact step peaks (no interaction among its units):
   /// then no chosen unit can be dropped without breaking the budget in the model either.
   bool model_exact = false;

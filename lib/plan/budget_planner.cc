@@ -257,6 +257,7 @@ Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const B
       result.method = "integer program";
       result.optimal = solved.optimal;
       result.gap = solved.gap;
+      result.ilp_note = solved.note;
       result.evaluations += search.evaluations();
       return result;
     }

@@ -54,8 +54,8 @@ struct BudgetPlanResult {
   /// "integer program" or "greedy search" (after the program found nothing).
   std::string method;
   bool optimal = false;   ///< the integer program proved its plan optimal for its step model
-  double gap = 0;         ///< otherwise its relative gap to the LP lower bound (integer program)
-  std::string ilp_note;   ///< why the integer program gave way to the search, if it did
+  double gap = 0;         ///< otherwise its relative gap to the LP lower bound (integer program); -1: none
+  std::string ilp_note;   ///< why the integer program gave way to the search or to its fallback, if it did
 };
 
 /// plan --target ort: the candidates grouped by (cluster id, type), each group every occurrence

@@ -177,7 +177,9 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
     report.budget_met = planned->met;
     report.planner_evaluations = planned->evaluations;
     report.planner_method = planned->method;
-    if (planned->method == "integer program") {
+    if (planned->method == "integer program" && planned->gap < 0) {
+      report.planner_quality = "no optimality bound (" + planned->ilp_note + ")";
+    } else if (planned->method == "integer program") {
       report.planner_quality = planned->optimal ? "optimal for the step model (within 0.5%)"
                                                 : fmt::format("within {:.1f}% of the step model's LP bound (time limit)",
                                                               100.0 * planned->gap);
