@@ -42,7 +42,8 @@ j = json.load(sys.stdin)
 b = j['budget'] or {}
 opt = '-'
 if b.get('planner') == 'integer program':
-    opt = 'optimal' if b.get('optimality', '').startswith('optimal') else 'gap=%.1f%%' % (100 * b.get('gap', 0))
+    q = b.get('optimality', '')
+    opt = 'optimal' if q.startswith('optimal') else ('gap=%.1f%%' % (100 * b['gap']) if b.get('gap') is not None else 'no bound')
 print('%.3f %d %.9g %s %s' % ($end - $start, j['peak']['bytes'], j['rewritten']['added_seconds_estimate'], b.get('met', True), opt))"
 }
 

@@ -486,9 +486,9 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
   const std::vector<double> raise = model.Sum([](size_t, const Run& r) { return r.delta > 0; });
   const std::vector<double> lower = model.Sum([](size_t, const Run& r) { return r.delta < 0; });
   // Effects that interact can make a set save more than its units alone add up to (a clone reading
-  // another plan's clone lets both stashes go): calibrate the rows on the exact peaks of every unit
-  // applied, so that the program knows that set reaches them (rows where the model is pessimistic
-  // start with a negative tightening; the exact check corrects any optimism this causes).
+  // another plan's clone lets both stashes go): where the model says no choice fits a step, its row
+  // is calibrated on the exact peaks of every unit applied, so that the program knows that set
+  // reaches them (a negative tightening; the exact check corrects any optimism this causes).
   std::vector<char> every(num_units, 1);
   MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation all, evaluator.Evaluate(PlansOf(options.units, every), true));
   ++result.evaluations;
@@ -519,6 +519,7 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
   };
   std::vector<double> relax(num_steps, 0.0);
   for (size_t n = 0; n < num_steps; ++n) {
+    if (static_cast<double>(base_peaks[n]) + lower[n] <= budget) continue;  // the model can fit this step
     relax[n] = std::min(0.0, static_cast<double>(all_peaks[n]) - (static_cast<double>(base_peaks[n]) + all_change[n]));
   }
   // Steps that no choice can push over the budget need no row; one that every choice leaves over
