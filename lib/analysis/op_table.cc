@@ -167,6 +167,17 @@ const OpTable& OpTable::Builtin() {
   return table;
 }
 
+const OpTable& OpTable::Extended() {
+  static const OpTable table = [] {
+    Expected<OpTable> extra = Parse(kExtendedOpTableJson, "extended op table (configs/recompute_ops_extended.json)");
+    MEMOPT_CHECK(extra.ok());  // checked by op_table_test, as the built-in text
+    OpTable merged = Builtin();
+    MEMOPT_CHECK(merged.Merge(*extra).ok());
+    return merged;
+  }();
+  return table;
+}
+
 Status OpTable::Merge(const OpTable& extra) {
   for (const auto& [key, entry] : extra.ops_) {
     if (!entry.enabled) {

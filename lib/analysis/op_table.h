@@ -24,6 +24,8 @@ namespace memopt {
 
 /// The compiled-in text of configs/recompute_ops.json (generated builtin_op_table.cc).
 extern const std::string_view kBuiltinOpTableJson;
+/// The compiled-in text of configs/recompute_ops_extended.json: memopt's additions (--ops extended).
+extern const std::string_view kExtendedOpTableJson;
 
 class OpTable {
  public:
@@ -40,6 +42,9 @@ class OpTable {
   static Expected<OpTable> Parse(std::string_view text, std::string_view source = "op table");
   /// The built-in table (configs/recompute_ops.json), parsed once.
   static const OpTable& Builtin();
+  /// The built-in table with memopt's extended ops merged in (configs/recompute_ops_extended.json:
+  /// deterministic ops the executor runs whose cost the cost model knows), parsed once.
+  static const OpTable& Extended();
 
   /// Adds `extra`'s ops to this table: an op present in both takes `extra`'s level, and
   /// `extra`'s versions replace or add to this one's version by version; an entry with

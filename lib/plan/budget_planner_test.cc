@@ -1,18 +1,25 @@
 #include "plan/budget_planner.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <set>
 
 #include <catch2/catch.hpp>
 
+#include "grad/grad_builder.h"
+#include "grad/training_model_writer.h"
 #include "plan/plan_test_util.h"
 #include "plan/selection.h"
 #include "test_data.h"
 
 namespace memopt {
 namespace {
+
+namespace fs = std::filesystem;
 
 /// Optimum by exhaustive search: the least added compute over every subset of `candidates` whose
 /// peak fits `budget`; infinity when none does.
@@ -39,7 +46,10 @@ struct Case {
   int level;
 };
 
-void CompareWithExhaustive(const testing::Scanned& s, int level, size_t max_candidates) {
+/// `peak_fractions`: budgets as fractions of the unoptimized peak, besides the spread between the
+/// lowest reachable peak and the unoptimized one.
+void CompareWithExhaustive(const testing::Scanned& s, int level, size_t max_candidates,
+                           const std::vector<double>& peak_fractions = {}) {
   Expected<PlanEvaluator> ev = PlanEvaluator::Create(s.model.graph, s.scan, s.dims);
   REQUIRE(ev.ok());
   std::vector<size_t> candidates = BudgetCandidates(s.scan, level, ev->spec_builder());
@@ -56,6 +66,7 @@ void CompareWithExhaustive(const testing::Scanned& s, int level, size_t max_cand
   for (double f : {0.1, 0.3, 0.5, 0.7, 0.9}) {
     budgets.push_back(all->peak_bytes + static_cast<int64_t>(f * (base->peak_bytes - all->peak_bytes)));
   }
+  for (double f : peak_fractions) budgets.push_back(static_cast<int64_t>(f * static_cast<double>(base->peak_bytes)));
   for (int64_t budget : budgets) {
     if (budget >= base->peak_bytes) continue;
     const double optimum = ExhaustiveOptimum(*ev, candidates, budget);
@@ -109,6 +120,33 @@ TEST_CASE("budget planner: within 1% of the exhaustive optimum on the tiny GPT-2
       {"src:tests/data/plan/gpt2_tiny_2layer.onnx", "batch=4,seq_len=64", 1},
       {"src:tests/data/plan/gpt2_tiny_2layer.onnx", "batch=4,seq_len=64", 0},
   });
+}
+
+TEST_CASE("budget planner: within 1% of the exhaustive optimum on grad outputs of the fixtures", "[plan][budget]") {
+  // Training graphs memopt grad builds from PyTorch exports (tests/data/grad_fixtures) and the
+  // ResNet-style ConvNet (tests/data/plan/convnet_bn.onnx), at ORT's and at the extended op table,
+  // at budgets 0.95, 0.9, 0.85 and 0.8 of the peak and across the reachable range.
+  const fs::path dir = fs::temp_directory_path() / ("memopt_budget_grad_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::vector<std::pair<std::string, std::string>> models = {
+      {"tests/data/grad_fixtures/gpt2_tiny/model.onnx", ""},   {"tests/data/grad_fixtures/bert_tiny/model.onnx", ""},
+      {"tests/data/grad_fixtures/llama_tiny/model.onnx", ""},  {"tests/data/grad_fixtures/cnn_tiny/model.onnx", ""},
+      {"tests/data/grad_fixtures/mlp_logits/model.onnx", ""},  {"tests/data/plan/convnet_bn.onnx", "batch=4"}};
+  for (const auto& [file, dims] : models) {
+    auto forward = LoadModel(testing::SourcePath(file));
+    REQUIRE(forward.ok());
+    auto grad = BuildGradientGraph(*forward);
+    INFO(file << ": " << grad.status().message());
+    REQUIRE(grad.ok());
+    const std::string train = (dir / "train.onnx").string();
+    REQUIRE(WriteTrainingModel(*grad, train).ok());
+    for (const OpTable* table : {&OpTable::Builtin(), &OpTable::Extended()}) {
+      INFO((table == &OpTable::Builtin() ? "--ops ort" : "--ops extended"));
+      testing::Scanned s = testing::ScanFile(train, 1, dims, table);
+      CompareWithExhaustive(s, 1, 12, {0.95, 0.9, 0.85, 0.8});
+    }
+  }
+  fs::remove_all(dir);
 }
 
 /// The least cost over every union of `groups` (each applied whole) whose peak fits `budget`.

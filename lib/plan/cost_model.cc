@@ -9,7 +9,7 @@
 namespace memopt {
 namespace {
 
-enum class Kind { kMatMul, kGemm, kConv, kConvTranspose, kReduce, kElementwise, kMove, kView };
+enum class Kind { kMatMul, kGemm, kConv, kConvTranspose, kPool, kReduce, kElementwise, kMove, kView };
 
 struct OpInfo {
   Kind kind;
@@ -25,14 +25,23 @@ const std::unordered_map<std::string_view, OpInfo>& OpTableForCost() {
     (*t)["Gemm"] = {Kind::kGemm};
     (*t)["Conv"] = {Kind::kConv};
     (*t)["ConvTranspose"] = {Kind::kConvTranspose};
+    for (std::string_view op : {"MaxPool", "AveragePool", "LpPool"}) (*t)[op] = {Kind::kPool};
     for (std::string_view op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
                                 "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ArgMax",
-                                "ArgMin", "ReduceSumTraining"}) {
+                                "ArgMin", "ReduceSumTraining", "GlobalAveragePool", "GlobalMaxPool",
+                                "GlobalLpPool"}) {
       (*t)[op] = {Kind::kReduce};
     }
-    for (std::string_view op : {"Exp", "Log", "Tanh", "Sigmoid", "Erf", "Softplus", "Sin", "Cos", "HardSigmoid",
-                                "Elu", "Selu", "Celu", "Mish", "HardSwish", "Swish", "QuickGelu"}) {
+    for (std::string_view op : {"Exp", "Log", "Tanh", "Sigmoid", "Erf", "Softplus", "Softsign", "Sin", "Cos",
+                                "HardSigmoid", "Elu", "Selu", "Celu", "Mish", "HardSwish", "Swish", "QuickGelu", "Pow"}) {
       (*t)[op] = {Kind::kElementwise, 4};
+    }
+    // Arithmetic, comparison and simple activations: one FLOP per output element.
+    for (std::string_view op : {"Add", "Sub", "Mul", "Div", "Neg", "Abs", "Sqrt", "Reciprocal", "Floor", "Ceil",
+                                "Sign", "Relu", "LeakyRelu", "PRelu", "ThresholdedRelu", "Clip", "Max", "Min", "Sum",
+                                "Mean", "Where", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not",
+                                "And", "Or", "CumSum"}) {
+      (*t)[op] = {Kind::kElementwise, 1};
     }
     for (std::string_view op : {"Softmax", "LogSoftmax", "SoftmaxGrad", "SoftmaxGrad_13"}) {
       (*t)[op] = {Kind::kElementwise, 5};
@@ -93,6 +102,8 @@ ValueId Output0(const Node& node) { return node.outputs.empty() ? kNone : node.o
 
 }  // namespace
 
+bool CostModelKnows(std::string_view op_type) { return OpTableForCost().count(op_type) != 0; }
+
 std::optional<int64_t> ElementsAt(const Graph& graph, ValueId value, const DimBindings& dims) {
   if (value == kNone || !graph.values[value].info.shape) return std::nullopt;
   return Eval(NumElements(*graph.values[value].info.shape), dims);
@@ -132,6 +143,12 @@ NodeCost EstimateNodeCost(const Graph& graph, const Node& node, const DimBinding
       const int64_t base = info.kind == Kind::kConv ? out : Elements(graph, Input(node, 0), dims);
       cost.flops = 2 * base * per;
       cost.matmul_class = true;
+      break;
+    }
+    case Kind::kPool: {  // one operation per window element of every output
+      int64_t window = 1;
+      for (int64_t k : node.GetInts("kernel_shape")) window *= std::max<int64_t>(1, k);
+      cost.flops = out * window;
       break;
     }
     case Kind::kReduce: cost.flops = Elements(graph, Input(node, 0), dims); break;

@@ -4,7 +4,8 @@
 //
 //   FLOPs  MatMul / FusedMatMul / Gemm / MatMulInteger: 2 * M * N * K (Gemm: + M * N with C);
 //          Conv: 2 * output elements * (C_in / group) * kernel elements; ConvTranspose likewise
-//          from the input; reductions: input elements; elementwise and normalisation ops: output
+//          from the input; MaxPool/AveragePool/LpPool: output elements * window elements;
+//          reductions and global pooling: input elements; elementwise and normalisation ops: output
 //          elements x a per-op factor (1 for arithmetic, 4 for exp/log/tanh/erf/sigmoid,
 //          5 for Softmax, 8 for Gelu variants and LayerNorm variants, 3 for Dropout variants);
 //          data movement (Reshape, Transpose, Cast, Expand, Tile, Concat, Slice, Gather, ...): 0;
@@ -17,6 +18,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include "ir/graph.h"
 #include "sym/sym_expr.h"
@@ -39,6 +41,9 @@ struct CostModel {
 /// Cost of one node at `dims` (unbound dims count as 1024; unknown shapes count 0).
 NodeCost EstimateNodeCost(const Graph& graph, const Node& node, const DimBindings& dims,
                           const CostModel& model = {});
+
+/// True when the table above lists the op (any other op is costed as 1 FLOP per output element).
+bool CostModelKnows(std::string_view op_type);
 
 /// Elements of a value at `dims` (unbound dims at 1024); nullopt when the shape is unknown.
 std::optional<int64_t> ElementsAt(const Graph& graph, ValueId value, const DimBindings& dims);

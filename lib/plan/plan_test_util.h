@@ -9,6 +9,7 @@
 
 #include "analysis/analysis_test_util.h"
 #include "analysis/exec_order.h"
+#include "analysis/op_table.h"
 #include "plan/config.h"
 #include "plan/plan_outcome.h"
 #include "plan/selection.h"
@@ -29,7 +30,8 @@ struct Scanned {
   DimBindings dims;
 };
 
-inline Scanned ScanModel(Model model, int level, const std::string& dims = "") {
+/// `op_table`: nullptr = the built-in table (OpTable::Extended() for --ops extended).
+inline Scanned ScanModel(Model model, int level, const std::string& dims = "", const OpTable* op_table = nullptr) {
   Scanned s{std::move(model), {}, {}};
   Expected<DimBindings> d = DimBindings::Parse(dims);
   REQUIRE(d.ok());
@@ -37,6 +39,7 @@ inline Scanned ScanModel(Model model, int level, const std::string& dims = "") {
   ScanOptions options;
   options.level = level;
   options.dims = s.dims;
+  options.op_table = op_table;
   Expected<ScanResult> r = Scan(s.model.graph, options);
   INFO(r.status().message());
   REQUIRE(r.ok());
@@ -44,8 +47,9 @@ inline Scanned ScanModel(Model model, int level, const std::string& dims = "") {
   return s;
 }
 
-inline Scanned ScanFile(const std::string& path, int level, const std::string& dims = "") {
-  return ScanModel(LoadShaped(path), level, dims);
+inline Scanned ScanFile(const std::string& path, int level, const std::string& dims = "",
+                        const OpTable* op_table = nullptr) {
+  return ScanModel(LoadShaped(path), level, dims, op_table);
 }
 
 inline std::vector<size_t> Select(const Scanned& s, const std::string& config_json,

@@ -63,6 +63,7 @@ Expected<Selection> SelectPlans(const ScanResult& scan, const MemoryOptConfig& c
         std::string guess = ClosestMatch(entry.cluster_id, ids);
         if (!guess.empty()) message += fmt::format("; did you mean '{}'?", guess);
         message += fmt::format(" ({})", KnownClusters(scan));
+        if (!options.unknown_id_hint.empty()) message += "; " + options.unknown_id_hint;
       }
       message = fmt::format("element {} \"{}\": {}", entry.element, entry.text, message);
       if (!options.lenient) return InvalidInput(message + "; --lenient ignores such entries as ONNX Runtime does");

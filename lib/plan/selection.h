@@ -18,6 +18,8 @@ struct SelectionOptions {
   /// Unknown cluster ids (and ids without plans of the requested type) become warnings instead
   /// of errors (ORT ignores them silently).
   bool lenient = false;
+  /// Appended to the message of an unknown cluster id (e.g. which op table the caller used).
+  std::string unknown_id_hint;
 };
 
 /// What one config entry matched.

@@ -214,18 +214,29 @@ Expected<DimBindings> ParseDimsForModel(const std::string& text, const LoadedMod
   return dims;
 }
 
-Expected<std::optional<OpTable>> LoadOpTableOption(const std::string& path) {
-  if (path.empty()) return std::optional<OpTable>();
+Expected<std::optional<OpTable>> LoadOpTableOption(const std::string& ops, const std::string& path) {
+  if (ops != "ort" && ops != "extended") return UsageError("unknown --ops '" + ops + "'; use ort or extended");
+  const OpTable& base = ops == "extended" ? OpTable::Extended() : OpTable::Builtin();
+  if (path.empty()) return ops == "ort" ? std::optional<OpTable>() : std::optional<OpTable>(base);
   std::ifstream in(path, std::ios::binary);
   if (!in) return InvalidInput(path + ": cannot open op table file");
   std::stringstream text;
   text << in.rdbuf();
   auto extra = OpTable::Parse(text.str());
   if (!extra.ok()) return extra.status().WithContext(path);
-  OpTable table = OpTable::Builtin();
+  OpTable table = base;
   Status merged = table.Merge(*extra);
   if (!merged.ok()) return merged.WithContext(path);
   return std::optional<OpTable>(std::move(table));
+}
+
+void AddOpTableOptions(CLI::App& app, std::string& ops, std::string& op_table, const std::string& what) {
+  app.add_option("--ops", ops,
+                 "recomputable ops: ort (ONNX Runtime's table, default) or extended (plus memopt's deterministic "
+                 "activation, elementwise, pooling, Conv and reduction ops; docs/plan.md)")
+      ->default_val("ort");
+  app.add_option("--op-table", op_table,
+                 "JSON file of extra recomputable ops (format: configs/recompute_ops.json)" + what);
 }
 
 Status WriteOutput(const std::string& output, const std::string& content, const std::string& input_model) {

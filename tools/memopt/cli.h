@@ -107,9 +107,12 @@ Expected<DimBindings> ParseDimsForModel(const std::string& text, const Graph& gr
 /// The same, and checks that the values do not contradict the model's shapes (CheckDimBindings).
 Expected<DimBindings> ParseDimsForModel(const std::string& text, const LoadedModel& loaded);
 
-/// --op-table FILE: the built-in recomputable-op table with FILE's ops merged in; nullopt when
-/// `path` is empty. Errors name the file.
-Expected<std::optional<OpTable>> LoadOpTableOption(const std::string& path);
+/// --ops ort|extended and --op-table FILE: ONNX Runtime's recomputable-op table, or with memopt's
+/// extended ops (OpTable::Extended), with FILE's ops merged in; nullopt for the plain built-in
+/// table. An unknown --ops value is a usage error; file errors name the file.
+Expected<std::optional<OpTable>> LoadOpTableOption(const std::string& ops, const std::string& path);
+/// Adds --ops (default ort) and --op-table to a subcommand; `what` ends the --op-table help.
+void AddOpTableOptions(CLI::App& app, std::string& ops, std::string& op_table, const std::string& what);
 
 /// Writes `content` to `-o` (io::TempFileSink: atomically for files, through symlinks, directly to
 /// FIFOs and devices) or to stdout when `output` is empty or "-".

@@ -28,6 +28,7 @@ namespace {
 
 struct ApplyArgs {
   std::string model;
+  std::string ops = "ort";
   std::string op_table;
   std::string config;
   std::string output;
@@ -89,7 +90,7 @@ int RunApply(const ApplyArgs& args, const GlobalOptions& globals) {
   auto config = ReadConfig(args.config);
   if (!config.ok()) return ReportError(config.status());
 
-  auto op_table = LoadOpTableOption(args.op_table);
+  auto op_table = LoadOpTableOption(args.ops, args.op_table);
   if (!op_table.ok()) return ReportError(op_table.status());
   ScanOptions options;
   options.level = args.level;
@@ -102,6 +103,9 @@ int RunApply(const ApplyArgs& args, const GlobalOptions& globals) {
   SelectionOptions selection_options;
   selection_options.count_semantics = semantics;
   selection_options.lenient = args.lenient;
+  if (args.ops == "ort") {
+    selection_options.unknown_id_hint = "a config planned with --ops extended needs apply --ops extended too";
+  }
   auto selection = SelectPlans(*scan, *config, selection_options);
   if (!selection.ok()) return ReportError(selection.status().WithContext(args.config));
   if (globals.verbosity >= 0) {
@@ -220,8 +224,7 @@ std::function<int()> SetupApply(CLI::App& app, const GlobalOptions& globals) {
       ->required();
   app.add_option("-o,--output", args->output, "the rewritten model (must differ from MODEL)")->required();
   app.add_option("--dims", args->dims, "bind symbolic dims, e.g. batch=8,seq_len=512 (needed by --verify)");
-  app.add_option("--op-table", args->op_table,
-                 "JSON file of extra recomputable ops (format: configs/recompute_ops.json), as given to plan");
+  AddOpTableOptions(app, args->ops, args->op_table, ", as given to plan");
   app.add_option("--level", args->level,
                  "analysis level the config was planned at (0, 1 or 2; layer boundaries at 1 and 2)")
       ->check(CLI::Range(0, 2))

@@ -26,6 +26,7 @@ namespace {
 
 struct PlanArgs {
   std::string model;
+  std::string ops = "ort";
   std::string op_table;
   std::string dims;
   int level = 1;
@@ -106,6 +107,10 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
   if (args.target != "memopt" && args.target != "ort") {
     return ReportError(UsageError("unknown --target '" + args.target + "'; use memopt or ort"));
   }
+  if (args.target == "ort" && args.ops == "extended") {
+    return ReportError(UsageError("--target ort plans what ONNX Runtime 1.19.2 applies, and it does not know memopt's "
+                                  "extended ops; use --ops ort with --target ort"));
+  }
   if (!budget_mode && (args.objective != "time" || args.planner != "ilp") && globals.verbosity >= 0) {
     PrintWarning("--objective and --planner apply to --budget plans only; a --level plan takes every plan of the level");
   }
@@ -125,7 +130,7 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
   auto dims = ParseDimsForModel(args.dims, *loaded);
   if (!dims.ok()) return ReportError(dims.status());
 
-  auto op_table = LoadOpTableOption(args.op_table);
+  auto op_table = LoadOpTableOption(args.ops, args.op_table);
   if (!op_table.ok()) return ReportError(op_table.status());
   ScanOptions options;
   options.level = args.level;
@@ -223,6 +228,26 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
                  "): `memopt apply` applies it as planned, but ONNX Runtime 1.19.2 ignores those entries and "
                  "recomputes every occurrence of each listed cluster, which gives another peak; plan with "
                  "--target ort for a config ORT applies as predicted");
+  }
+  if (args.ops == "extended" && !args.output.empty() && globals.verbosity >= 0) {
+    std::vector<std::string> extended_ids;
+    for (const ConfigEntry& e : config.entries) {
+      bool ort_knows = true;  // every op of the cluster id is in ONNX Runtime's table
+      for (size_t start = 0; start < e.cluster_id.size();) {
+        const size_t plus = e.cluster_id.find('+', start);
+        const std::string op = e.cluster_id.substr(start, plus - start);
+        if (OpTable::Builtin().Find("", op) == nullptr && OpTable::Builtin().Find("com.microsoft", op) == nullptr) {
+          ort_knows = false;
+        }
+        start = plus == std::string::npos ? e.cluster_id.size() : plus + 1;
+      }
+      if (!ort_knows) extended_ids.push_back(e.cluster_id);
+    }
+    if (!extended_ids.empty()) {
+      PrintWarning("the config recomputes ops of memopt's extended table (" + extended_ids.front() +
+                   (extended_ids.size() > 1 ? ", ..." : "") +
+                   "): apply it with `memopt apply --ops extended`; ONNX Runtime 1.19.2 ignores those entries");
+    }
   }
   if (!args.output.empty()) {
     Status written = WriteOutput(args.output, config_text, args.model);
@@ -322,9 +347,7 @@ std::function<int()> SetupPlan(CLI::App& app, const GlobalOptions& globals) {
                  "ort (whole clusters only, so that ONNX Runtime 1.19.2 builds the graph memopt predicted)")
       ->default_val("memopt");
   app.add_option("--dims", args->dims, "bind symbolic dims, e.g. batch=8,seq_len=512");
-  app.add_option("--op-table", args->op_table,
-                 "JSON file of extra recomputable ops (format: configs/recompute_ops.json); use the same table for "
-                 "plan and apply");
+  AddOpTableOptions(app, args->ops, args->op_table, "; give apply the same --ops and --op-table");
   app.add_option("-o,--output", args->output, "write the config (ORT mem_opt.json format) to FILE");
   app.add_option("--format", args->format, "report format: table | json | csv | markdown")->default_val("table");
   app.add_option("--boundary", args->boundary, "name of the last forward node (overrides YieldOp / loss detection)");

@@ -26,6 +26,7 @@ struct ScanArgs {
   bool details = false;
   std::string output;
   std::string boundary;
+  std::string ops = "ort";
   std::string op_table;
   bool timings = false;
   GateOptions gates;
@@ -52,7 +53,7 @@ int RunScan(const ScanArgs& args, const GlobalOptions& globals) {
   auto dims = ParseDimsForModel(args.dims, *loaded);
   if (!dims.ok()) return ReportError(dims.status());
 
-  auto table = LoadOpTableOption(args.op_table);
+  auto table = LoadOpTableOption(args.ops, args.op_table);
   if (!table.ok()) return ReportError(table.status());
 
   ScanOptions options;
@@ -114,7 +115,7 @@ std::function<int()> SetupScan(CLI::App& app, const GlobalOptions& globals) {
   app.add_flag("--details", args->details, "node-level view: layer boundaries, each plan's nodes, rejected nodes");
   app.add_option("-o,--output", args->output, "write the report to FILE instead of stdout");
   app.add_option("--boundary", args->boundary, "name of the last forward node (overrides YieldOp / loss detection)");
-  app.add_option("--op-table", args->op_table, "JSON file of extra recomputable ops (format: configs/recompute_ops.json)");
+  AddOpTableOptions(app, args->ops, args->op_table, "");
   app.add_flag("--timings", args->timings, "print load / shape inference / analysis times to stderr");
   AddGateOptions(app, args->gates);
   AddScanViewOptions(app, args->views);

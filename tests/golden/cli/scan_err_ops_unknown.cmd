@@ -1,0 +1,1 @@
+scan @SRC@/tests/data/plan/convnet_bn_train.onnx --ops all
