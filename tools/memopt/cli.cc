@@ -230,6 +230,17 @@ Expected<std::optional<OpTable>> LoadOpTableOption(const std::string& ops, const
   return std::optional<OpTable>(std::move(table));
 }
 
+bool ClusterNeedsExtendedOps(const std::string& cluster_id) {
+  for (size_t start = 0; start < cluster_id.size();) {
+    const size_t plus = std::min(cluster_id.find('+', start), cluster_id.size());
+    const std::string op = cluster_id.substr(start, plus - start);
+    auto listed = [&op](const OpTable& t) { return t.Find("", op) != nullptr || t.Find("com.microsoft", op) != nullptr; };
+    if (!listed(OpTable::Builtin()) && listed(OpTable::Extended())) return true;
+    start = plus + 1;
+  }
+  return false;
+}
+
 void AddOpTableOptions(CLI::App& app, std::string& ops, std::string& op_table, const std::string& what) {
   app.add_option("--ops", ops,
                  "recomputable ops: ort (ONNX Runtime's table, default) or extended (plus memopt's deterministic "

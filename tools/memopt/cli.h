@@ -111,6 +111,9 @@ Expected<DimBindings> ParseDimsForModel(const std::string& text, const LoadedMod
 /// extended ops (OpTable::Extended), with FILE's ops merged in; nullopt for the plain built-in
 /// table. An unknown --ops value is a usage error; file errors name the file.
 Expected<std::optional<OpTable>> LoadOpTableOption(const std::string& ops, const std::string& path);
+/// True when a cluster id ("Conv+Relu+") names an op of memopt's extended table that ONNX
+/// Runtime's table lacks (a config planned with --ops extended).
+bool ClusterNeedsExtendedOps(const std::string& cluster_id);
 /// Adds --ops (default ort) and --op-table to a subcommand; `what` ends the --op-table help.
 void AddOpTableOptions(CLI::App& app, std::string& ops, std::string& op_table, const std::string& what);
 

@@ -103,8 +103,12 @@ int RunApply(const ApplyArgs& args, const GlobalOptions& globals) {
   SelectionOptions selection_options;
   selection_options.count_semantics = semantics;
   selection_options.lenient = args.lenient;
-  if (args.ops == "ort") {
-    selection_options.unknown_id_hint = "a config planned with --ops extended needs apply --ops extended too";
+  for (const ConfigEntry& e : config->entries) {
+    if (args.ops == "ort" && ClusterNeedsExtendedOps(e.cluster_id)) {
+      selection_options.unknown_id_hint = "'" + e.cluster_id + "' recomputes ops of memopt's extended table: give apply "
+                                          "--ops extended, as plan was given";
+      break;
+    }
   }
   auto selection = SelectPlans(*scan, *config, selection_options);
   if (!selection.ok()) return ReportError(selection.status().WithContext(args.config));

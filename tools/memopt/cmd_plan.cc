@@ -232,16 +232,7 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
   if (args.ops == "extended" && !args.output.empty() && globals.verbosity >= 0) {
     std::vector<std::string> extended_ids;
     for (const ConfigEntry& e : config.entries) {
-      bool ort_knows = true;  // every op of the cluster id is in ONNX Runtime's table
-      for (size_t start = 0; start < e.cluster_id.size();) {
-        const size_t plus = e.cluster_id.find('+', start);
-        const std::string op = e.cluster_id.substr(start, plus - start);
-        if (OpTable::Builtin().Find("", op) == nullptr && OpTable::Builtin().Find("com.microsoft", op) == nullptr) {
-          ort_knows = false;
-        }
-        start = plus == std::string::npos ? e.cluster_id.size() : plus + 1;
-      }
-      if (!ort_knows) extended_ids.push_back(e.cluster_id);
+      if (ClusterNeedsExtendedOps(e.cluster_id)) extended_ids.push_back(e.cluster_id);
     }
     if (!extended_ids.empty()) {
       PrintWarning("the config recomputes ops of memopt's extended table (" + extended_ids.front() +
