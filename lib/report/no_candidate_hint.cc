@@ -81,7 +81,7 @@ std::vector<UnrecomputableOp> UnrecomputableStashedOps(const Graph& graph, const
 }
 
 std::optional<std::string> NoCandidateHint(const Graph& graph, const ScanResult& scan, const DimBindings& dims,
-                                           size_t top) {
+                                           size_t top, const OpTable* scan_table) {
   if (scan.boundary.kind == Boundary::Kind::kNone || !scan.groups.empty()) return std::nullopt;
   if (!scan.plans.empty()) {
     return fmt::format("no recompute candidate at this level, but {} compromised plan(s) exist; rerun with --level 2",
@@ -103,11 +103,21 @@ std::optional<std::string> NoCandidateHint(const Graph& graph, const ScanResult&
   for (const RejectedCandidate& r : scan.rejected) {
     advanced = advanced || r.reason.find("recomputable only at probe level") != std::string::npos;
   }
+  // Ops memopt's extended table would make recomputable (when the scan did not use it).
+  std::string extended;
+  for (size_t i = 0; i < ops.size() && i < top; ++i) {
+    const UnrecomputableOp& o = ops[i];
+    const OpTable::OpEntry* e = OpTable::Extended().Find("", o.op);
+    if (e == nullptr || OpTable::Builtin().Find("", o.op) != nullptr) continue;
+    if (scan_table != nullptr && scan_table->Find("", o.op) != nullptr) continue;
+    extended += (extended.empty() ? "" : ", ") + o.op;
+  }
   return fmt::format(
-      "no recompute candidate: the forward pass stashes the outputs of ops that are not recomputable: {}; "
+      "no recompute candidate: the forward pass stashes the outputs of ops that are not recomputable: {}; {}"
       "--op-table FILE adds ops to the recompute table (format: configs/recompute_ops.json){}; --details lists "
       "every stashed node",
-      list, advanced ? ", --level 1 uses the advanced table" : "");
+      list, extended.empty() ? "" : "--ops extended makes " + extended + " recomputable (memopt's extended table); ",
+      advanced ? ", --level 1 uses the advanced table" : "");
 }
 
 }  // namespace memopt

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/op_table.h"
 #include "analysis/scan.h"
 #include "ir/graph.h"
 
@@ -27,9 +28,11 @@ std::vector<UnrecomputableOp> UnrecomputableStashedOps(const Graph& graph, const
 
 /// One line for the user when the scan shows no candidate (a training graph, no plan group at
 /// this level); nullopt when there are candidates or nothing to say. Names the top `top` op types
-/// of UnrecomputableStashedOps with their bytes and points to --op-table (and --level 2 when
-/// only compromised plans exist, --level 1 when ops are advanced).
+/// of UnrecomputableStashedOps with their bytes and points to --ops extended (for those of them
+/// memopt's extended table lists and `scan_table`, the table the scan used, nullptr = ORT's, does
+/// not), --op-table (and --level 2 when only compromised plans exist, --level 1 when ops are
+/// advanced).
 std::optional<std::string> NoCandidateHint(const Graph& graph, const ScanResult& scan, const DimBindings& dims,
-                                           size_t top = 3);
+                                           size_t top = 3, const OpTable* scan_table = nullptr);
 
 }  // namespace memopt

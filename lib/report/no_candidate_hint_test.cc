@@ -38,7 +38,8 @@ ScanResult ScanOf(const Model& m, const ScanOptions& options = {}) {
   return std::move(r).value();
 }
 
-TEST_CASE("no-candidate hint: a Relu MLP names Relu first and points to --op-table", "[report][hint]") {
+TEST_CASE("no-candidate hint: a Relu MLP names Relu first and points to --ops extended and --op-table",
+          "[report][hint]") {
   const Model m = Training(kReluMlp);
   const ScanResult scan = ScanOf(m);
   REQUIRE(scan.groups.empty());
@@ -55,8 +56,13 @@ TEST_CASE("no-candidate hint: a Relu MLP names Relu first and points to --op-tab
   REQUIRE(hint.has_value());
   CHECK(*hint ==
         "no recompute candidate: the forward pass stashes the outputs of ops that are not recomputable: Relu (1 "
-        "node, 512 B), SoftmaxCrossEntropyLoss (1 node, 192 B); --op-table FILE adds ops to the recompute table "
-        "(format: configs/recompute_ops.json); --details lists every stashed node");
+        "node, 512 B), SoftmaxCrossEntropyLoss (1 node, 192 B); --ops extended makes Relu recomputable (memopt's "
+        "extended table); --op-table FILE adds ops to the recompute table (format: configs/recompute_ops.json); "
+        "--details lists every stashed node");
+  // A scan that used the extended table is not told to use it.
+  auto with_extended = NoCandidateHint(m.graph, scan, dims, 3, &OpTable::Extended());
+  REQUIRE(with_extended.has_value());
+  CHECK(with_extended->find("--ops extended") == std::string::npos);
   // Unbound dims: symbolic sizes, and at most `top` op types.
   auto symbolic = NoCandidateHint(m.graph, scan, DimBindings(), 1);
   REQUIRE(symbolic.has_value());

@@ -77,7 +77,7 @@ int RunScan(const ScanArgs& args, const GlobalOptions& globals) {
   }
 
   if (globals.verbosity >= 0) {
-    if (auto hint = NoCandidateHint(graph, *result, *dims)) PrintHint(*hint);
+    if (auto hint = NoCandidateHint(graph, *result, *dims, 3, *table ? &**table : nullptr)) PrintHint(*hint);
   }
   if (globals.verbosity >= 0 && !result->peak.unbound_dims.empty()) {
     std::string list, example;
