@@ -38,13 +38,6 @@ double Percent(int64_t part, int64_t whole) {
   return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
 }
 
-std::string TimeText(double seconds) {
-  if (seconds <= 0) return "0 us";
-  if (seconds < 1e-3) return fmt::format("{:.2f} us", seconds * 1e6);
-  if (seconds < 1) return fmt::format("{:.2f} ms", seconds * 1e3);
-  return fmt::format("{:.2f} s", seconds);
-}
-
 TextTable EntryTable(const PlanReportInput& in) {
   TextTable t({"Config", "Occurrences", "Applied"});
   for (const EntryMatch& m : in.matches) t.AddRow({m.text, std::to_string(m.occurrences), std::to_string(m.applied)});
@@ -65,7 +58,7 @@ TextTable CompareTable(const PlanReportInput& in) {
             Change(sized, in.original_stashed.bytes, o.stashed.bytes)});
   t.AddRow({"Added compute", "0",
             fmt::format("{} ({:.2f}% of forward), {}", HumanFlops(o.added_flops),
-                        Percent(o.added_flops, in.forward_flops), TimeText(o.added_seconds)),
+                        Percent(o.added_flops, in.forward_flops), HumanSeconds(o.added_seconds)),
             ""});
   t.AddRow({"Nodes", std::to_string(g.nodes.size()), std::to_string(o.rewritten.graph.nodes.size()),
             fmt::format("+{}", o.nodes_added)});
@@ -86,6 +79,13 @@ json SideJson(bool sized, int64_t peak, const SymExpr& peak_expr, const std::str
 }
 
 }  // namespace
+
+std::string HumanSeconds(double seconds) {
+  if (seconds <= 0) return "0 us";
+  if (seconds < 1e-3) return fmt::format("{:.2f} us", seconds * 1e6);
+  if (seconds < 1) return fmt::format("{:.2f} ms", seconds * 1e3);
+  return fmt::format("{:.2f} s", seconds);
+}
 
 std::string HumanFlops(int64_t flops) {
   static const char* const kUnits[] = {"FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP", "EFLOP"};

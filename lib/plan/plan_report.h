@@ -50,5 +50,7 @@ nlohmann::json PlanToJson(const PlanReportInput& in);
 
 /// "1.23 GFLOP" style (SI, 3 significant digits).
 std::string HumanFlops(int64_t flops);
+/// "1.39 us", "25.97 ms", "1.20 s" (the cost model's estimated time).
+std::string HumanSeconds(double seconds);
 
 }  // namespace memopt

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Renders memopt's HTML memory timeline in headless Chromium and checks that the page loads
-# without console errors and draws the expected number of series (the page writes
+# Renders memopt's HTML memory timeline and the plan --sweep plot in headless Chromium and checks
+# that each page loads without console errors and draws the expected number of series (the page writes
 # data-render, data-series-count and data-errors on <body>; --dump-dom shows them).
 # Usage: check_html_timeline.sh MEMOPT SOURCE_DIR DATA_DIR WORK_DIR
 # Exit 77 (ctest: skipped) when no Chromium is installed (Debian: apt-get install chromium).
@@ -17,12 +17,13 @@ fi
 mkdir -p "$work_dir"
 status=0
 
-# render NAME EXPECTED_SERIES MEMOPT_ARGS...: writes WORK/NAME.html with memopt and checks it.
+# render NAME EXPECTED_SERIES MEMOPT_ARGS...: writes WORK/NAME.html with memopt and checks it
+# (through --timeline, or the option in $page_option: --plot for plan --sweep).
 render() {
   local name=$1 expected=$2
   shift 2
   local html=$work_dir/$name.html
-  if ! NO_COLOR=1 "$memopt" "$@" --timeline "$html" >"$work_dir/$name.stdout" 2>"$work_dir/$name.stderr"; then
+  if ! NO_COLOR=1 "$memopt" "$@" "${page_option:---timeline}" "$html" >"$work_dir/$name.stdout" 2>"$work_dir/$name.stderr"; then
     echo "FAIL $name: memopt exited non-zero:"; cat "$work_dir/$name.stderr"; status=1; return
   fi
   local profile
@@ -56,6 +57,9 @@ render() {
 
 # A forward-only model from the source tree (no boundary: one phase).
 render tiny 4 scan "$src_dir/tests/data/tiny_external/model.onnx"
+# The plan --sweep frontier: the budget plans plus ORT level 1, level 2 and per-layer checkpointing.
+page_option=--plot render gpt2_tiny_sweep 4 plan "$src_dir/tests/data/plan/gpt2_tiny_2layer.onnx" \
+  --dims batch=4,seq_len=64 --sweep --sweep-points 5
 if [[ -d $data_dir ]]; then
   render gelu 4 scan "$data_dir/ort_recompute/recompute_gelu.onnx" --dims input1_dim0=16,input1_dim1=784
   render bloom 4 scan "$data_dir/ort_recompute/3layer_bloom_optimized_training.onnx"

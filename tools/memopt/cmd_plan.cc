@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "io/temp_file.h"
 #include "gates.h"
+#include "plan_sweep.h"
 #include "plan/budget_planner.h"
 #include "plan/config.h"
 #include "plan/plan_outcome.h"
@@ -38,6 +39,9 @@ struct PlanArgs {
   std::string objective = "time";
   std::string target = "memopt";
   std::string planner = "ilp";
+  bool sweep = false;
+  int sweep_points = 10;
+  std::string plot;
   GateOptions gates;
 };
 
@@ -107,6 +111,19 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
   if (args.target != "memopt" && args.target != "ort") {
     return ReportError(UsageError("unknown --target '" + args.target + "'; use memopt or ort"));
   }
+  if (args.sweep && !args.budget.empty()) {
+    return ReportError(UsageError("--sweep plans its own budgets; drop --budget"));
+  }
+  if (!args.plot.empty() && !args.sweep) return ReportError(UsageError("--plot draws the --sweep frontier; add --sweep"));
+  if (!args.plot.empty()) {
+    const bool html = args.plot.size() > 5 && args.plot.compare(args.plot.size() - 5, 5, ".html") == 0;
+    const bool svg = args.plot.size() > 4 && args.plot.compare(args.plot.size() - 4, 4, ".svg") == 0;
+    if (!html && !svg) return ReportError(UsageError("--plot " + args.plot + ": give a FILE.html or FILE.svg"));
+  }
+  if (args.sweep && !args.timeline.empty()) return ReportError(UsageError("--timeline draws one plan; not with --sweep"));
+  if (args.sweep && args.gates.any()) {
+    return ReportError(UsageError("--fail-above and --baseline gate one plan's peak; not with --sweep"));
+  }
   if (args.target == "ort" && args.ops == "extended") {
     return ReportError(UsageError("--target ort plans what ONNX Runtime 1.19.2 applies, and it does not know memopt's "
                                   "extended ops; use --ops ort with --target ort"));
@@ -139,6 +156,26 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
   options.op_table = *op_table ? &**op_table : nullptr;
   auto scan = Scan(graph, options);
   if (!scan.ok()) return ReportError(scan.status().WithContext(args.model));
+
+  if (args.sweep) {
+    auto evaluator = PlanEvaluator::Create(graph, *scan, *dims);
+    if (!evaluator.ok()) return ReportError(evaluator.status().WithContext(args.model));
+    SweepRequest request;
+    request.model_name = args.model;
+    request.graph = &graph;
+    request.scan = &*scan;
+    request.scan_options = options;
+    request.dims = *dims;
+    request.plan.candidates = BudgetCandidates(*scan, args.level, evaluator->spec_builder());
+    request.plan.objective = args.objective == "flops" ? PlanObjective::kFlops : PlanObjective::kTime;
+    request.plan.integer_program = args.planner == "ilp";
+    if (args.target == "ort") request.plan.groups = WholeClusterGroups(*scan, request.plan.candidates);
+    request.points = args.sweep_points;
+    request.plot = args.plot;
+    request.format = format;
+    request.output = args.output;
+    return RunPlanSweep(request, globals.verbosity);
+  }
 
   std::vector<std::string> warnings;
   MemoryOptConfig config;
@@ -345,6 +382,14 @@ std::function<int()> SetupPlan(CLI::App& app, const GlobalOptions& globals) {
   app.add_option("--timeline", args->timeline,
                  "write the memory timeline of the original and the planned step: FILE.html (interactive) or "
                  "FILE.svg (static); - = SVG on stdout");
+  app.add_flag("--sweep", args->sweep,
+               "plan budgets from the unoptimized peak down to the lowest reachable one and print the frontier "
+               "(peak vs added compute) with ORT level 1, level 2 and per-layer checkpointing beside it; -o writes "
+               "that report");
+  app.add_option("--sweep-points", args->sweep_points, "budgets of --sweep, both ends included")
+      ->check(CLI::Range(2, 200))
+      ->default_val(10);
+  app.add_option("--plot", args->plot, "with --sweep: draw the frontier to FILE.html (interactive) or FILE.svg");
   AddGateOptions(app, args->gates);
   return [args, &globals] { return RunPlan(*args, globals, !args->budget.empty()); };
 }

@@ -1,0 +1,57 @@
+#include "plan/budget_sweep.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include <fmt/format.h>
+
+namespace memopt {
+
+SweepPoint ReferencePoint(const std::string& label, const PlanEvaluation& e) {
+  SweepPoint p;
+  p.label = label;
+  p.peak_bytes = e.peak_bytes;
+  p.added_seconds = e.added_seconds;
+  p.added_flops = e.added_flops;
+  p.nodes_added = e.nodes_added;
+  return p;
+}
+
+Expected<SweepResult> SweepBudgets(const PlanEvaluator& evaluator, const SweepOptions& options) {
+  if (options.points < 2) return InvalidInput("a sweep needs at least 2 points");
+  SweepResult out;
+  out.forward_flops = evaluator.forward_flops();
+  MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation base, evaluator.Evaluate({}));
+  std::vector<size_t> all = options.plan.candidates;
+  if (!options.plan.groups.empty()) {
+    std::vector<size_t> every(options.plan.groups.size());
+    std::iota(every.begin(), every.end(), 0);
+    all = UnitPlans(options.plan.groups, every);
+  }
+  MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation lowest, evaluator.Evaluate(all));
+  out.unoptimized_peak = base.peak_bytes;
+  out.lowest_peak = std::min(base.peak_bytes, lowest.peak_bytes);
+  for (int k = 0; k < options.points; ++k) {
+    const double f = static_cast<double>(k) / (options.points - 1);
+    const int64_t budget =
+        out.unoptimized_peak - static_cast<int64_t>(std::llround(f * static_cast<double>(out.unoptimized_peak - out.lowest_peak)));
+    BudgetPlanOptions plan = options.plan;
+    plan.budget_bytes = budget;
+    MEMOPT_ASSIGN_OR_RETURN(BudgetPlanResult r, PlanForBudget(evaluator, plan));
+    SweepPoint p = ReferencePoint(fmt::format("budget {:.1f}%", 100.0 * static_cast<double>(budget) /
+                                                                     static_cast<double>(out.unoptimized_peak)),
+                                  r.evaluation);
+    p.budget_bytes = budget;
+    p.met = r.met;
+    if (r.method == "integer program" && r.gap >= 0) {
+      p.optimality = r.optimal ? "optimal" : fmt::format("gap {:.1f}%", 100.0 * r.gap);
+    } else {
+      p.optimality = k == 0 ? "optimal" : "no bound";
+    }
+    out.points.push_back(std::move(p));
+  }
+  return out;
+}
+
+}  // namespace memopt
