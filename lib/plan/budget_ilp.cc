@@ -419,8 +419,8 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
     result.why_not = "no candidates";
     return result;
   }
-  MEMOPT_ASSIGN_OR_RETURN(StepEffects effects, StepEffects::Create(evaluator));
-  ++result.evaluations;
+  MEMOPT_ASSIGN_OR_RETURN(StepEffects effects, StepEffects::Create(evaluator, options.base));
+  result.evaluations += options.base == nullptr;
   const size_t num_steps = effects.num_steps();  // rows are steps of the base order
   const std::vector<int64_t>& base_peaks = effects.base_peaks();
 
@@ -490,8 +490,13 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
   // is calibrated on the exact peaks of every unit applied, so that the program knows that set
   // reaches them (a negative tightening; the exact check corrects any optimism this causes).
   std::vector<char> every(num_units, 1);
-  MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation all, evaluator.Evaluate(PlansOf(options.units, every), true));
-  ++result.evaluations;
+  PlanEvaluation all;
+  if (options.every_unit != nullptr && !options.every_unit->live_at_step.empty()) {
+    all = *options.every_unit;
+  } else {
+    MEMOPT_ASSIGN_OR_RETURN(all, evaluator.Evaluate(PlansOf(options.units, every), true));
+    ++result.evaluations;
+  }
   const std::vector<int64_t> all_peaks = effects.StepPeaks(all);
   const std::vector<double> all_change = model.Change(every);
   // When the program fails (its corrections of interacting effects can make it infeasible), every

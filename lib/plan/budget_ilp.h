@@ -35,6 +35,10 @@ struct BudgetIlpOptions {
   double time_limit_seconds = 1;
   /// Exact-check-and-tighten rounds before giving up (the caller falls back to a search).
   int max_repairs = 8;
+  /// Evaluations with the curve (PlanEvaluator::Evaluate(..., true)) of no unit and of every unit,
+  /// when the caller has them; evaluated here when null.
+  const PlanEvaluation* base = nullptr;
+  const PlanEvaluation* every_unit = nullptr;
 };
 
 struct BudgetIlpResult {

@@ -44,9 +44,9 @@ class Search {
     return groups_.empty() ? set : UnitPlans(groups_, set);
   }
 
-  Expected<PlanEvaluation> Eval(const std::vector<size_t>& set) {
+  Expected<PlanEvaluation> Eval(const std::vector<size_t>& set, bool want_curve = false) {
     ++evaluations_;
-    return ev_.Evaluate(Expand(set), /*want_curve=*/false, budget_);
+    return ev_.Evaluate(Expand(set), want_curve, budget_);
   }
 
   /// The objective's cost of an evaluated set / of a set of units.
@@ -224,9 +224,17 @@ std::vector<size_t> BudgetCandidates(const ScanResult& scan, int level, const Re
 Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const BudgetPlanOptions& options) {
   Search search(evaluator, options);
   BudgetPlanResult result;
-  MEMOPT_ASSIGN_OR_RETURN(result.baseline, search.Eval({}));
-  MEMOPT_ASSIGN_OR_RETURN(result.all_candidates, search.Eval(search.candidates()));
+  // With the curves when the integer program will use them (its step model starts from both).
+  MEMOPT_ASSIGN_OR_RETURN(result.baseline, search.Eval({}, options.integer_program));
+  MEMOPT_ASSIGN_OR_RETURN(result.all_candidates, search.Eval(search.candidates(), options.integer_program));
+  auto drop_curves = [&result] {
+    for (PlanEvaluation* e : {&result.baseline, &result.all_candidates}) {
+      e->live_at_step.clear();
+      e->step_original.clear();
+    }
+  };
   if (search.Fits(result.baseline)) {
+    drop_curves();
     result.met = true;
     result.evaluation = result.baseline;
     result.evaluations = search.evaluations();
@@ -239,12 +247,15 @@ Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const B
     ilp.budget_bytes = options.budget_bytes;
     ilp.objective = options.objective;
     ilp.time_limit_seconds = options.ilp_time_limit_seconds;
+    ilp.base = &result.baseline;
+    ilp.every_unit = &result.all_candidates;
     if (options.groups.empty()) {
       for (size_t c : search.candidates()) ilp.units.push_back({c});
     } else {
       ilp.units = options.groups;
     }
     MEMOPT_ASSIGN_OR_RETURN(BudgetIlpResult solved, SolveBudgetIlp(evaluator, ilp));
+    drop_curves();
     result.evaluations += solved.evaluations;
     if (solved.feasible) {
       // Units the exact peaks show unneeded are already dropped (budget_ilp.h).

@@ -49,11 +49,15 @@ void AppendRun(std::vector<StepRun>& runs, int32_t begin, int32_t end, int64_t d
 
 }  // namespace
 
-Expected<StepEffects> StepEffects::Create(const PlanEvaluator& evaluator) {
+Expected<StepEffects> StepEffects::Create(const PlanEvaluator& evaluator, const PlanEvaluation* base) {
   StepEffects fx(evaluator);
   const Graph& graph = evaluator.spec_builder().graph();
   const ScanResult& scan = evaluator.spec_builder().scan();
-  MEMOPT_ASSIGN_OR_RETURN(fx.base_, evaluator.Evaluate({}, /*want_curve=*/true));
+  if (base != nullptr && base->step_original.size() == base->live_at_step.size() && !base->live_at_step.empty()) {
+    fx.base_ = *base;
+  } else {
+    MEMOPT_ASSIGN_OR_RETURN(fx.base_, evaluator.Evaluate({}, /*want_curve=*/true));
+  }
   const size_t num_nodes = graph.nodes.size();
   fx.position_.assign(num_nodes, -1);
   for (size_t i = 0; i < fx.base_.step_original.size(); ++i) {

@@ -42,8 +42,9 @@ struct StepTime {
 
 class StepEffects {
  public:
-  /// One base simulation plus O(nodes + values) tables.
-  static Expected<StepEffects> Create(const PlanEvaluator& evaluator);
+  /// One base simulation (or `base`, an evaluation of no plan with the curve) plus O(nodes +
+  /// values) tables.
+  static Expected<StepEffects> Create(const PlanEvaluator& evaluator, const PlanEvaluation* base = nullptr);
 
   /// Steps of the base execution order (every scheduled original node).
   size_t num_steps() const { return order_.size(); }
