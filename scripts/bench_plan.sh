@@ -6,8 +6,10 @@
 #     (100,047 nodes), its optimality or gap, and of the greedy search where it finishes in
 #     reasonable time (BENCH_GREEDY_MAX_LAYERS); the growth of the integer program's time with the
 #     node count (least-squares exponent over the synthetic graphs);
-#   * at the peak of ORT level 1 and of level 2 (`plan --level 1|2`): the compute memopt's
-#     budget plan adds to reach the same peak, as a ratio to what the level adds;
+#   * at the peak of ORT level 1, of level 2 (`plan --level 1|2`) and of per-layer checkpointing
+#     (every activation inside each transformer layer recomputed from the layer input, PyTorch's
+#     checkpoint(layer); `plan --sweep`'s reference point): the compute memopt's budget plan adds
+#     to reach the same peak, as a ratio to what the reference adds;
 #   * at budgets 0.9 and 0.7: the integer program's added compute as a ratio to the greedy
 #     search's (below 1 = better).
 # "Compute" is the cost model's estimated time of the recomputed nodes (docs/plan.md), the
@@ -33,9 +35,13 @@ mkdir -p "$dir"
 plan() {
   local out start end rc=0
   start=$(date +%s.%N)
-  out=$("$memopt" -qq plan "$@" --format json -o /dev/null) || rc=$?
+  out=$("$memopt" -qq plan "$@" --format json -o /dev/null 2>"$dir/plan.stderr") || rc=$?
   end=$(date +%s.%N)
-  if [[ $rc != 0 && $rc != 3 ]]; then echo "bench_plan: memopt plan $* failed (exit $rc)" >&2; exit 1; fi
+  if [[ $rc != 0 && $rc != 3 ]]; then
+    echo "bench_plan: memopt plan $* failed (exit $rc)" >&2
+    cat "$dir/plan.stderr" >&2
+    exit 1
+  fi
   printf '%s' "$out" | "$python" -c "
 import json, sys
 j = json.load(sys.stdin)
@@ -45,6 +51,15 @@ if b.get('planner') == 'integer program':
     q = b.get('optimality', '')
     opt = 'optimal' if q.startswith('optimal') else ('gap=%.1f%%' % (100 * b['gap']) if b.get('gap') is not None else 'no bound')
 print('%.3f %d %.9g %s %s' % ($end - $start, j['peak']['bytes'], j['rewritten']['added_seconds_estimate'], b.get('met', True), opt))"
+}
+
+# checkpoint_ref ARGS... -> "peak_bytes added_compute" of per-layer checkpointing (plan --sweep's
+# reference point), or "- -" for a graph without transformer layers.
+checkpoint_ref() {
+  "$memopt" -qq plan "$@" --sweep --sweep-points 2 --format json -o - | "$python" -c "
+import json, sys
+refs = [r for r in json.load(sys.stdin)['references'] if r['label'] == 'per-layer checkpointing']
+print('%d %.9g' % (refs[0]['peak'], refs[0]['added_seconds_estimate']) if refs else '- -')"
 }
 
 ratio() { "$python" -c "a, b = $1, $2; print('%.3f' % (a / b) if b else ('1.000' if a == 0 else 'inf'))"; }
@@ -60,8 +75,8 @@ if [[ -f $bloom ]]; then
   models+=("$bloom|inputs_input_ids_dim0=8,inputs_attention_mask_dim1=512,inputs_attention_mask_dim0=8,inputs_labels_dim0=8,inputs_labels_dim1=512|bloom")
 fi
 
-echo "| graph | nodes | ilp s (0.7) | ilp optimality (0.7) | greedy s (0.7) | ilp/greedy compute (0.9) | ilp/greedy compute (0.7) | ilp/level 1 compute at level 1's peak | ilp/level 2 compute at level 2's peak |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| graph | nodes | ilp s (0.7) | ilp optimality (0.7) | greedy s (0.7) | ilp/greedy compute (0.9) | ilp/greedy compute (0.7) | ilp/level 1 compute at level 1's peak | ilp/level 2 compute at level 2's peak | ilp/checkpointing compute at its peak |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 growth=()
 for m in "${models[@]}"; do
   IFS='|' read -r f d name <<<"$m"
@@ -82,7 +97,13 @@ for m in "${models[@]}"; do
     read -r _ p_b c_b met _ <<<"$(plan "$f" --dims "$d" --level "$level" --budget "$p_l")"
     levels+=("$(ratio "$c_b" "$c_l")$([[ $met == True ]] || echo ' (not met)')")
   done
-  echo "| $(basename "$f" .onnx) | $nodes | $t_ilp7 | $opt7 | $greedy_t | $r9 | $r7 | ${levels[0]} | ${levels[1]} |"
+  ckpt="-"
+  read -r p_c c_c <<<"$(checkpoint_ref "$f" --dims "$d")"
+  if [[ $p_c != - ]]; then
+    read -r _ _ c_b met _ <<<"$(plan "$f" --dims "$d" --budget "$p_c")"
+    ckpt="$(ratio "$c_b" "$c_c")$([[ $met == True ]] || echo ' (not met)')"
+  fi
+  echo "| $(basename "$f" .onnx) | $nodes | $t_ilp7 | $opt7 | $greedy_t | $r9 | $r7 | ${levels[0]} | ${levels[1]} | $ckpt |"
 done
 if ((${#growth[@]} >= 2)); then
   printf '%s\n' "${growth[@]}" | "$python" -c "
