@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The budget planner against its anchors, on synthetic GPT-2-style training graphs
-# (scripts/gen_transformer_training.py) and ORT's BLOOM graph when ../shared/data is present:
+# (scripts/gen_transformer_training.py), the training graphs `memopt grad` builds from the tiny
+# GPT-2, BERT and Llama fixtures, and ORT's BLOOM graph when ../shared/data is present:
 #
 #   * planner time of `plan --budget` (the integer program) at 12..96 layers and at 1316 layers
 #     (100,047 nodes), its optimality or gap, and of the greedy search where it finishes in
@@ -70,6 +71,12 @@ for l in $layers; do
   [[ -f $f ]] || "$python" "$here/scripts/gen_transformer_training.py" --layers "$l" --out "$f" >/dev/null
   models+=("$f|$dims|$l")
 done
+# The training graphs `memopt grad` builds from the PyTorch-exported fixtures (fixed shapes).
+for fixture in gpt2_tiny bert_tiny llama_tiny; do
+  f=$dir/grad_${fixture}.onnx
+  "$memopt" -qq grad "$here/tests/data/grad_fixtures/$fixture/model.onnx" -o "$f" >/dev/null
+  models+=("$f||grad_$fixture")
+done
 bloom=$here/../shared/data/ort_recompute/3layer_bloom_optimized_training.onnx
 if [[ -f $bloom ]]; then
   models+=("$bloom|inputs_input_ids_dim0=8,inputs_attention_mask_dim1=512,inputs_attention_mask_dim0=8,inputs_labels_dim0=8,inputs_labels_dim1=512|bloom")
@@ -82,10 +89,10 @@ for m in "${models[@]}"; do
   IFS='|' read -r f d name <<<"$m"
   nodes=$("$memopt" -qq scan "$f" --dims "$d" --format json | "$python" -c "import json,sys; print(json.load(sys.stdin)['model']['nodes'])")
   read -r t_ilp7 _ c_ilp7 _ opt7 <<<"$(plan "$f" --dims "$d" --budget 0.7)"
-  [[ $name == bloom ]] || growth+=("$nodes $t_ilp7")
+  [[ $name =~ ^[0-9]+$ ]] && growth+=("$nodes $t_ilp7")
   read -r _ _ c_ilp9 _ <<<"$(plan "$f" --dims "$d" --budget 0.9)"
   greedy_t="-" r7="-" r9="-"
-  if [[ $name == bloom ]] || ((name <= greedy_max)); then
+  if ! [[ $name =~ ^[0-9]+$ ]] || ((name <= greedy_max)); then
     read -r greedy_t _ c_g7 _ <<<"$(plan "$f" --dims "$d" --budget 0.7 --planner greedy)"
     read -r _ _ c_g9 _ <<<"$(plan "$f" --dims "$d" --budget 0.9 --planner greedy)"
     r7=$(ratio "$c_ilp7" "$c_g7")
