@@ -12,6 +12,7 @@
 #include <thread>
 #include <utility>
 
+#include "plan/program_units.h"
 #include "plan/step_effect.h"
 
 namespace memopt {
@@ -77,6 +78,9 @@ struct EffectModel {
 
 /// The solver stops when its plan is proven within this fraction of the optimum.
 constexpr double kMipGap = 0.005;
+/// Room asked of a row, as a fraction of the budget, when the solver accepted a violation of it
+/// within its feasibility tolerance (rows are scaled to the budget; GLPK's tolerance is 1e-7).
+constexpr double kRowTolerance = 1e-6;
 
 struct GlpkDeleter {
   void operator()(glp_prob* p) const { glp_delete_prob(p); }
@@ -104,7 +108,7 @@ struct CloneCosts {
 /// dropped, the most expensive first. Empty when every unit
 /// together leaves a row over. O(nonzeros + units log units).
 std::vector<char> RoundLp(const std::vector<double>& lp_x, const std::vector<Row>& rows, const CloneCosts& clones,
-                          double budget) {
+                          const ProgramUnits& program, double budget) {
   const size_t n = lp_x.size();
   struct Entry {
     int32_t row;
@@ -133,6 +137,29 @@ std::vector<char> RoundLp(const std::vector<double>& lp_x, const std::vector<Row
       over += (slack[static_cast<size_t>(e.row)] < 0) - was_over;
     }
   };
+  // Choosing a unit of an interaction group that has one chosen already takes the group's unit
+  // for both together (at most one per group).
+  std::vector<int32_t> chosen_in_group(program.group_units.size(), -1);
+  auto choose = [&](size_t u) {
+    const int32_t g = program.group[u];
+    if (g < 0) {
+      x[u] = 1;
+      apply(u, 1);
+      return;
+    }
+    const int32_t current = chosen_in_group[static_cast<size_t>(g)];
+    uint32_t mask = program.mask[u];
+    if (current >= 0) {
+      if ((program.mask[static_cast<size_t>(current)] | mask) == program.mask[static_cast<size_t>(current)]) return;
+      mask |= program.mask[static_cast<size_t>(current)];
+      x[static_cast<size_t>(current)] = 0;
+      apply(static_cast<size_t>(current), -1);
+    }
+    const int32_t target = program.group_units[static_cast<size_t>(g)][mask];
+    x[static_cast<size_t>(target)] = 1;
+    apply(static_cast<size_t>(target), 1);
+    chosen_in_group[static_cast<size_t>(g)] = target;
+  };
   std::vector<size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -144,16 +171,11 @@ std::vector<char> RoundLp(const std::vector<double>& lp_x, const std::vector<Row
     const bool helps = std::any_of(column[u].begin(), column[u].end(), [&](const Entry& e) {
       return e.delta < 0 && slack[static_cast<size_t>(e.row)] < 0;
     });
-    if (helps || lp_x[u] > 0.999) {
-      x[u] = 1;
-      apply(u, 1);
-    }
+    if (helps || lp_x[u] > 0.999) choose(u);
   }
   for (size_t u : order) {  // rows that need units no single violated row asks for (interactions)
     if (over == 0) break;
-    if (x[u]) continue;
-    x[u] = 1;
-    apply(u, 1);
+    if (!x[u]) choose(u);
   }
   if (over > 0) return {};
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost(a) != cost(b) ? cost(a) > cost(b) : a < b; });
@@ -170,7 +192,8 @@ std::vector<char> RoundLp(const std::vector<double>& lp_x, const std::vector<Row
 }
 
 /// Solves the program over the active rows. Costs are scaled to at most 1, rows to the budget.
-Solve SolveActive(const std::vector<Row>& rows, const CloneCosts& clones, double budget, double time_limit) {
+Solve SolveActive(const std::vector<Row>& rows, const CloneCosts& clones, const ProgramUnits& program, double budget,
+                  double time_limit) {
   glp_term_out(GLP_OFF);  // the library never prints
   std::unique_ptr<glp_prob, GlpkDeleter> lp(glp_create_prob());
   glp_set_obj_dir(lp.get(), GLP_MIN);
@@ -203,6 +226,17 @@ Solve SolveActive(const std::vector<Row>& rows, const CloneCosts& clones, double
       ia.push_back(m);
       ja.push_back(u + 1);
       ar.push_back(-1.0);
+    }
+  }
+  for (const std::vector<int32_t>& group : program.group_units) {  // at most one unit per group
+    ++m;
+    glp_add_rows(lp.get(), 1);
+    glp_set_row_bnds(lp.get(), m, GLP_UP, 0.0, 1.0);
+    for (int32_t u : group) {
+      if (u < 0) continue;
+      ia.push_back(m);
+      ja.push_back(u + 1);
+      ar.push_back(1.0);
     }
   }
   for (const Row& row : rows) {
@@ -247,7 +281,7 @@ Solve SolveActive(const std::vector<Row>& rows, const CloneCosts& clones, double
     return value;
   };
   auto proven = [&](double value) { return value <= lp_bound + kMipGap * value; };
-  std::vector<char> rounded = RoundLp(lp_x, rows, clones, budget);
+  std::vector<char> rounded = RoundLp(lp_x, rows, clones, program, budget);
   double rounded_value = objective(rounded);
   if (!proven(rounded_value)) {
     std::unique_ptr<glp_prob, GlpkDeleter> dive(glp_create_prob());
@@ -275,7 +309,7 @@ Solve SolveActive(const std::vector<Row>& rows, const CloneCosts& clones, double
       }
     }
     if (integral) {
-      std::vector<char> dived = RoundLp(lp_x, rows, clones, budget);
+      std::vector<char> dived = RoundLp(lp_x, rows, clones, program, budget);
       const double dived_value = objective(dived);
       if (dived_value < rounded_value) {
         rounded = std::move(dived);
@@ -342,6 +376,17 @@ Solve SolveActive(const std::vector<Row>& rows, const CloneCosts& clones, double
   return out;
 }
 
+/// The caller's units the chosen program units stand for, ascending.
+std::vector<size_t> MembersOf(const ProgramUnits& program, const std::vector<char>& x) {
+  std::vector<size_t> out;
+  for (size_t u = 0; u < x.size(); ++u) {
+    if (x[u]) out.insert(out.end(), program.members[u].begin(), program.members[u].end());
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 std::vector<size_t> PlansOf(const std::vector<std::vector<size_t>>& units, const std::vector<char>& x) {
   std::vector<size_t> chosen;
   for (size_t u = 0; u < x.size(); ++u) {
@@ -355,9 +400,9 @@ std::vector<size_t> PlansOf(const std::vector<std::vector<size_t>>& units, const
 /// the budget without it (its own effect taken back), so a pass costs one range scan per unit and
 /// a simulation per likely drop instead of one per unit.
 Status PruneChosen(const PlanEvaluator& evaluator, const StepEffects& effects, const EffectModel& model,
-                   const CloneCosts& clones, const BudgetIlpOptions& options, std::vector<char>& x,
-                   PlanEvaluation& exact, std::vector<int64_t>& peaks, int& evaluations) {
-  const double budget = static_cast<double>(options.budget_bytes);
+                   const CloneCosts& clones, const std::vector<std::vector<size_t>>& unit_plans, int64_t budget_bytes,
+                   std::vector<char>& x, PlanEvaluation& exact, std::vector<int64_t>& peaks, int& evaluations) {
+  const double budget = static_cast<double>(budget_bytes);
   bool changed = true;
   while (changed) {
     changed = false;
@@ -387,9 +432,9 @@ Status PruneChosen(const PlanEvaluator& evaluator, const StepEffects& effects, c
       }
       if (!likely) continue;
       x[u] = 0;
-      MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation e, evaluator.Evaluate(PlansOf(options.units, x), true));
+      MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation e, evaluator.Evaluate(PlansOf(unit_plans, x), true));
       ++evaluations;
-      if (e.peak_bytes <= options.budget_bytes) {
+      if (e.peak_bytes <= budget_bytes) {
         peaks = effects.StepPeaks(e);
         exact = std::move(e);
         changed = true;
@@ -424,22 +469,32 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
   const size_t num_steps = effects.num_steps();  // rows are steps of the base order
   const std::vector<int64_t>& base_peaks = effects.base_peaks();
 
-  // One exact simulation per unit: its effect on every step, kept as runs.
+  // The program's units: the caller's, and the unions inside each small interaction group
+  // (plan/program_units.h), each with its effect on every step, kept as runs.
+  MEMOPT_ASSIGN_OR_RETURN(ProgramUnits program, BuildProgramUnits(effects, options.units));
+  result.evaluations += program.simulations;
+  const size_t num_units = program.plans.size();
+  EffectModel model;
+  model.num_steps = num_steps;
+  model.runs = program.runs;
+  // Costs: a unit of a small group pays all its cloned nodes (at most one unit of the group is
+  // chosen); other units share the nodes several of them clone through the y variables.
   CloneCosts clones;
-  clones.per_unit.resize(options.units.size());
-  clones.unit_cost.assign(options.units.size(), 0.0);
+  clones.per_unit.resize(num_units);
+  clones.unit_cost.assign(num_units, 0.0);
   {
-    std::vector<std::vector<NodeId>> cloned(options.units.size());
-    std::vector<int32_t> cloners(evaluator.num_nodes(), 0);  // units cloning each node
-    for (size_t u = 0; u < options.units.size(); ++u) {
-      cloned[u] = evaluator.ClonedNodes(options.units[u]);
+    std::vector<std::vector<NodeId>> cloned(num_units);
+    std::vector<int32_t> cloners(evaluator.num_nodes(), 0);  // ungrouped units cloning each node
+    for (size_t u = 0; u < num_units; ++u) {
+      cloned[u] = evaluator.ClonedNodes(program.plans[u]);
+      if (program.group[u] >= 0) continue;
       for (NodeId node : cloned[u]) ++cloners[static_cast<size_t>(node)];
     }
     std::vector<int32_t> index(evaluator.num_nodes(), -1);
-    for (size_t u = 0; u < options.units.size(); ++u) {
+    for (size_t u = 0; u < num_units; ++u) {
       for (NodeId node : cloned[u]) {
         const double c = evaluator.NodeCostOf(node, options.objective);
-        if (cloners[static_cast<size_t>(node)] == 1) {
+        if (program.group[u] >= 0 || cloners[static_cast<size_t>(node)] == 1) {
           clones.unit_cost[u] += c;
           continue;
         }
@@ -451,37 +506,6 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
       }
     }
   }
-  // The effects are independent: they are computed on every core and each writes its own unit's
-  // runs, so the result does not depend on the thread count.
-  const size_t num_units = options.units.size();
-  EffectModel model;
-  model.num_steps = num_steps;
-  model.runs.resize(num_units);
-  std::vector<Status> failures(num_units);
-  std::vector<char> simulated(num_units, 0);
-  auto simulate = [&](size_t u) {
-    bool full = false;
-    Expected<std::vector<StepRun>> runs = effects.EffectOf(options.units[u], &full);
-    simulated[u] = full;
-    if (!runs.ok()) {
-      failures[u] = runs.status();
-      return;
-    }
-    model.runs[u] = std::move(*runs);
-  };
-  const size_t threads = std::max<size_t>(1, std::min<size_t>(std::thread::hardware_concurrency(), num_units / 8));
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t u = next++; u < num_units; u = next++) simulate(u);
-  };
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (std::thread& t : pool) t.join();
-  for (size_t u = 0; u < num_units; ++u) {
-    MEMOPT_RETURN_IF_ERROR(failures[u]);
-    result.evaluations += simulated[u];
-  }
   // Each step's change with every raising unit (worst) and with every lowering one (best).
   const std::vector<double> raise = model.Sum([](size_t, const Run& r) { return r.delta > 0; });
   const std::vector<double> lower = model.Sum([](size_t, const Run& r) { return r.delta < 0; });
@@ -489,12 +513,12 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
   // another plan's clone lets both stashes go): where the model says no choice fits a step, its row
   // is calibrated on the exact peaks of every unit applied, so that the program knows that set
   // reaches them (a negative tightening; the exact check corrects any optimism this causes).
-  std::vector<char> every(num_units, 1);
+  const std::vector<char> every = program.every;
   PlanEvaluation all;
   if (options.every_unit != nullptr && !options.every_unit->live_at_step.empty()) {
     all = *options.every_unit;
   } else {
-    MEMOPT_ASSIGN_OR_RETURN(all, evaluator.Evaluate(PlansOf(options.units, every), true));
+    MEMOPT_ASSIGN_OR_RETURN(all, evaluator.Evaluate(PlansOf(program.plans, every), true));
     ++result.evaluations;
   }
   const std::vector<int64_t> all_peaks = effects.StepPeaks(all);
@@ -509,14 +533,13 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
     std::vector<char> x = every;
     std::vector<int64_t> peaks = all_peaks;
     PlanEvaluation exact = all;
-    MEMOPT_RETURN_IF_ERROR(PruneChosen(evaluator, effects, model, clones, options, x, exact, peaks, result.evaluations));
+    MEMOPT_RETURN_IF_ERROR(PruneChosen(evaluator, effects, model, clones, program.plans, options.budget_bytes, x, exact,
+                                       peaks, result.evaluations));
     result.feasible = true;
     result.optimal = false;
     result.gap = -1;
     result.note = why + "; every candidate applied, then pruned by simulation";
-    for (size_t u = 0; u < x.size(); ++u) {
-      if (x[u]) result.units.push_back(u);
-    }
+    result.units = MembersOf(program, x);
     exact.live_at_step.clear();
     exact.step_original.clear();
     result.evaluation = std::move(exact);
@@ -574,7 +597,7 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
     for (int round = 0; round < 200; ++round) {
       const double left = options.time_limit_seconds -
                           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      solve = SolveActive(live_rows, clones, budget, std::max(left, 0.05));
+      solve = SolveActive(live_rows, clones, program, budget, std::max(left, 0.05));
       ++result.solves;
       if (!solve.solved) return every_unit_pruned("the integer program has no solution");
       // Add the most violated rows; done when none is.
@@ -590,7 +613,7 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
       for (size_t i = 0; i < violated.size() && i < kRowsPerRound; ++i) activate(live_rows[violated[i].second]);
     }
     // The exact check: effects that interact can make the true peak higher than the program says.
-    MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation exact, evaluator.Evaluate(PlansOf(options.units, solve.x), true));
+    MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation exact, evaluator.Evaluate(PlansOf(program.plans, solve.x), true));
     ++result.evaluations;
     std::vector<int64_t> exact_peaks = effects.StepPeaks(exact);
     const std::vector<double> change = model.Change(solve.x);
@@ -604,12 +627,10 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
       result.gap = solve.gap;
       if (!result.model_exact) {
         // Effects interact (shared clones, chained recomputes): a chosen unit may be unneeded.
-        MEMOPT_RETURN_IF_ERROR(PruneChosen(evaluator, effects, model, clones, options, solve.x, exact, exact_peaks,
-                                           result.evaluations));
+        MEMOPT_RETURN_IF_ERROR(PruneChosen(evaluator, effects, model, clones, program.plans, options.budget_bytes,
+                                           solve.x, exact, exact_peaks, result.evaluations));
       }
-      for (size_t u = 0; u < solve.x.size(); ++u) {
-        if (solve.x[u]) result.units.push_back(u);
-      }
+      result.units = MembersOf(program, solve.x);
       exact.live_at_step.clear();
       exact.step_original.clear();
       result.evaluation = std::move(exact);
@@ -621,7 +642,9 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
       if (live_index[n] < 0) add_row(n);  // a step the model thought safe
       Row& row = live_rows[static_cast<size_t>(live_index[n])];
       const double modelled = row.base + change[n] + row.tightening - budget;
-      row.tightening += std::max(0.0, over - modelled);
+      // The model already saw this step over the budget: the solver accepted it within its
+      // feasibility tolerance (GLPK's 1e-7 of the scaled row); ask for that much room.
+      row.tightening += over > modelled ? over - modelled : kRowTolerance * budget;
       activate(row);
     }
   }

@@ -23,7 +23,8 @@ namespace fs = std::filesystem;
 
 /// Optimum by exhaustive search: the least added compute over every subset of `candidates` whose
 /// peak fits `budget`; infinity when none does.
-double ExhaustiveOptimum(const PlanEvaluator& ev, const std::vector<size_t>& candidates, int64_t budget) {
+double ExhaustiveOptimum(const PlanEvaluator& ev, const std::vector<size_t>& candidates, int64_t budget,
+                         PlanObjective objective = PlanObjective::kTime) {
   REQUIRE(candidates.size() <= 16);
   double best = std::numeric_limits<double>::infinity();
   for (uint32_t mask = 0; mask < (1u << candidates.size()); ++mask) {
@@ -31,7 +32,7 @@ double ExhaustiveOptimum(const PlanEvaluator& ev, const std::vector<size_t>& can
     for (size_t i = 0; i < candidates.size(); ++i) {
       if (mask & (1u << i)) pick.push_back(candidates[i]);
     }
-    const double cost = ev.CostOf(pick);
+    const double cost = ev.CostOf(pick, objective);
     if (cost >= best) continue;
     Expected<PlanEvaluation> e = ev.Evaluate(pick);
     REQUIRE(e.ok());
@@ -49,7 +50,8 @@ struct Case {
 /// `peak_fractions`: budgets as fractions of the unoptimized peak, besides the spread between the
 /// lowest reachable peak and the unoptimized one.
 void CompareWithExhaustive(const testing::Scanned& s, int level, size_t max_candidates,
-                           const std::vector<double>& peak_fractions = {}) {
+                           const std::vector<double>& peak_fractions = {},
+                           PlanObjective objective = PlanObjective::kTime) {
   Expected<PlanEvaluator> ev = PlanEvaluator::Create(s.model.graph, s.scan, s.dims);
   REQUIRE(ev.ok());
   std::vector<size_t> candidates = BudgetCandidates(s.scan, level, ev->spec_builder());
@@ -69,13 +71,16 @@ void CompareWithExhaustive(const testing::Scanned& s, int level, size_t max_cand
   for (double f : peak_fractions) budgets.push_back(static_cast<int64_t>(f * static_cast<double>(base->peak_bytes)));
   for (int64_t budget : budgets) {
     if (budget >= base->peak_bytes) continue;
-    const double optimum = ExhaustiveOptimum(*ev, candidates, budget);
+    const double optimum = ExhaustiveOptimum(*ev, candidates, budget, objective);
     BudgetPlanOptions options;
     options.budget_bytes = budget;
     options.candidates = candidates;
+    options.objective = objective;
     Expected<BudgetPlanResult> r = PlanForBudget(*ev, options);
     REQUIRE(r.ok());
-    INFO("budget " << budget << " optimum cost " << optimum << " planner cost " << r->evaluation.added_seconds);
+    const double cost = objective == PlanObjective::kTime ? r->evaluation.added_seconds
+                                                          : static_cast<double>(r->evaluation.added_flops);
+    INFO("budget " << budget << " optimum cost " << optimum << " planner cost " << cost);
     if (optimum == std::numeric_limits<double>::infinity()) {
       CHECK_FALSE(r->met);
       continue;
@@ -85,7 +90,7 @@ void CompareWithExhaustive(const testing::Scanned& s, int level, size_t max_cand
     Expected<PlanEvaluation> check = ev->Evaluate(r->plans);
     REQUIRE(check.ok());
     CHECK(check->peak_bytes == r->evaluation.peak_bytes);
-    CHECK(r->evaluation.added_seconds <= optimum * 1.01 + 1e-15);
+    CHECK(cost <= optimum * 1.01 + 1e-15);
   }
 }
 
@@ -120,6 +125,20 @@ TEST_CASE("budget planner: within 1% of the exhaustive optimum on the tiny GPT-2
       {"src:tests/data/plan/gpt2_tiny_2layer.onnx", "batch=4,seq_len=64", 1},
       {"src:tests/data/plan/gpt2_tiny_2layer.onnx", "batch=4,seq_len=64", 0},
   });
+}
+
+TEST_CASE("budget planner: within 1% of the exhaustive optimum on the 1-layer synthetic transformer (source tree)",
+          "[plan][budget]") {
+  // scripts/gen_transformer_training.py --layers 1 (tests/data/plan/gpt_synth_1layer.onnx): 14
+  // candidates at level 1, every subset searched, at budgets 0.95, 0.9, 0.85 and 0.8 of the peak
+  // and across the reachable range, for both objectives.
+  const std::string path = testing::SourcePath("tests/data/plan/gpt_synth_1layer.onnx");
+  for (int level : {0, 1, 2}) {
+    INFO("level " << level);
+    testing::Scanned s = testing::ScanFile(path, level, "batch=8,seq_len=1024");
+    CompareWithExhaustive(s, level, 16, {0.95, 0.9, 0.85, 0.8});
+    CompareWithExhaustive(s, level, 16, {0.95, 0.9, 0.85, 0.8}, PlanObjective::kFlops);
+  }
 }
 
 TEST_CASE("budget planner: within 1% of the exhaustive optimum on grad outputs of the fixtures", "[plan][budget]") {

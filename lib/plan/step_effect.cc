@@ -302,19 +302,39 @@ bool StepEffects::PlaceLazily(const RewriteSpec& spec, const std::vector<int32_t
   return true;
 }
 
-Expected<std::vector<StepRun>> StepEffects::EffectOf(const std::vector<size_t>& plans, bool* simulated) const {
+Expected<std::vector<StepRun>> StepEffects::EffectOf(const std::vector<size_t>& plans, bool* simulated,
+                                                     std::vector<int64_t>* keys) const {
   if (simulated != nullptr) *simulated = false;
+  const Graph& graph = ev_.spec_builder().graph();
+  MEMOPT_ASSIGN_OR_RETURN(RewriteSpec spec, ev_.spec_builder().Build(plans));
+  const size_t num_clones = spec.clones.size();
+  const int32_t steps = static_cast<int32_t>(order_.size());
+  const size_t num_original = spec.num_original_values;
+  if (keys != nullptr) {  // what this unit's rewrite touches (see the header)
+    keys->clear();
+    // Weights, graph inputs and values of no size have no interval to change.
+    auto counted = [&](ValueId v) { return graph.values[v].producer != kNone && ev_.value_bytes(v) != 0; };
+    for (const CloneSpec& clone : spec.clones) {
+      keys->push_back(3 * static_cast<int64_t>(clone.original));
+      for (ValueId v : clone.inputs) {
+        if (v != kNone && !spec.IsCloneValue(v) && counted(v)) keys->push_back(3 * static_cast<int64_t>(v) + 1);
+      }
+      // What it recomputes: another unit's clone reading one of these values reads the clone.
+      for (ValueId v : graph.nodes[clone.original].outputs) {
+        if (v != kNone && counted(v)) keys->push_back(3 * static_cast<int64_t>(v) + 1);
+      }
+    }
+    for (const Rewire& r : spec.rewires) {
+      const ValueId v = graph.nodes[r.node].inputs[static_cast<size_t>(r.slot)];
+      if (counted(v)) keys->push_back(3 * static_cast<int64_t>(v) + 1);
+    }
+  }
   auto fall_back = [&]() -> Expected<std::vector<StepRun>> {
     if (simulated != nullptr) *simulated = true;
     return SimulatedEffectOf(plans);
   };
   if (!local_) return fall_back();
-  const Graph& graph = ev_.spec_builder().graph();
-  MEMOPT_ASSIGN_OR_RETURN(RewriteSpec spec, ev_.spec_builder().Build(plans));
-  const size_t num_clones = spec.clones.size();
   if (num_clones == 0) return std::vector<StepRun>{};
-  const int32_t steps = static_cast<int32_t>(order_.size());
-  const size_t num_original = spec.num_original_values;
 
   std::vector<int32_t> producer(spec.clone_values.size(), -1);  // clone value -> clone index
   for (size_t k = 0; k < num_clones; ++k) {
@@ -336,6 +356,12 @@ Expected<std::vector<StepRun>> StepEffects::EffectOf(const std::vector<size_t>& 
     }
   } else if (!PlaceLazily(spec, producer, at)) {
     return fall_back();
+  }
+
+  if (keys != nullptr) {
+    for (const Time& t : at) keys->push_back(3 * static_cast<int64_t>(t.pos) + 2);
+    std::sort(keys->begin(), keys->end());
+    keys->erase(std::unique(keys->begin(), keys->end()), keys->end());
   }
 
   // Interval changes of the values the rewrite touches.

@@ -58,8 +58,14 @@ class StepEffects {
   std::vector<int64_t> StepPeaks(const PlanEvaluation& e) const;
 
   /// StepPeaks of `plans` applied alone minus base_peaks(), as ascending runs of equal nonzero
-  /// change. `simulated` (optional) is set when the unit needed a full simulation.
-  Expected<std::vector<StepRun>> EffectOf(const std::vector<size_t>& plans, bool* simulated = nullptr) const;
+  /// change. `simulated` (optional) is set when the unit needed a full simulation. `keys`
+  /// (optional) receives what the unit's rewrite touches, sorted: its cloned nodes (3 * node),
+  /// the activations (values with a producer and a size) its clones read, recompute or its
+  /// rewires free (3 * value + 1) and the base
+  /// positions its clones run before (3 * position + 2; not known for simulated units). Units
+  /// whose keys are disjoint have effects that add up exactly.
+  Expected<std::vector<StepRun>> EffectOf(const std::vector<size_t>& plans, bool* simulated = nullptr,
+                                          std::vector<int64_t>* keys = nullptr) const;
 
   /// The same from a full simulation (the reference EffectOf is tested against).
   Expected<std::vector<StepRun>> SimulatedEffectOf(const std::vector<size_t>& plans) const;

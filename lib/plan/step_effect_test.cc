@@ -74,11 +74,13 @@ TEST_CASE("step effects: local effects equal the simulation on ORT's graphs", "[
   });
 }
 
-TEST_CASE("step effects: local effects equal the simulation on the tiny GPT-2 and a loss-rule MLP (source tree)",
+TEST_CASE("step effects: local effects equal the simulation on the source tree's training graphs",
           "[plan][effects]") {
   CheckCases({
       {"src:tests/data/plan/gpt2_tiny_2layer.onnx", "batch=4,seq_len=64"},
       {"src:tests/data/plan/relu_mlp_train.onnx", ""},
+      {"src:tests/data/plan/gpt_synth_1layer.onnx", "batch=8,seq_len=1024"},
+      {"src:tests/data/plan/convnet_bn_train.onnx", "batch=4"},
   });
 }
 
