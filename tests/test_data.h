@@ -29,4 +29,11 @@ inline std::string SourcePath(const std::string& relative) {
   return (std::filesystem::path(MEMOPT_SOURCE_DIR) / relative).string();
 }
 
+/// A test graph named "src:<path>" (in the source tree) or by its path under the shared data
+/// folder (nullopt, and the test case marked skipped, when that folder is absent).
+inline std::optional<std::string> DataPath(const std::string& name) {
+  if (name.rfind("src:", 0) == 0) return SourcePath(name.substr(4));
+  return SharedData(name);
+}
+
 }  // namespace memopt::testing

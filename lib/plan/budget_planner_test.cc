@@ -110,8 +110,7 @@ void CompareWithExhaustive(const testing::Scanned& s, int level, size_t max_cand
 
 void CompareCasesWithExhaustive(const std::vector<Case>& cases) {
   for (const Case& c : cases) {
-    std::optional<std::string> path =
-        c.file.rfind("src:", 0) == 0 ? std::optional(testing::SourcePath(c.file.substr(4))) : testing::SharedData(c.file);
+    std::optional<std::string> path = testing::DataPath(c.file);
     if (!path) continue;  // marked skipped (test_data.h)
     INFO(c.file << " level " << c.level);
     testing::Scanned s = testing::ScanFile(*path, c.level, c.dims);

@@ -15,11 +15,6 @@ struct Case {
   std::string dims;
 };
 
-std::optional<std::string> CasePath(const Case& c) {
-  if (c.file.rfind("src:", 0) == 0) return testing::SourcePath(c.file.substr(4));
-  return testing::SharedData(c.file);
-}
-
 /// The fast evaluation equals the exact peak of the graph `apply` writes, for random selections.
 void CheckAgainstExact(const testing::Scanned& s, int subsets) {
   Expected<PlanEvaluator> ev = PlanEvaluator::Create(s.model.graph, s.scan, s.dims);
@@ -56,7 +51,7 @@ void CheckAgainstExact(const testing::Scanned& s, int subsets) {
 
 void CheckCasesAgainstExact(const std::vector<Case>& cases) {
   for (const Case& c : cases) {
-    auto path = CasePath(c);
+    auto path = testing::DataPath(c.file);
     if (!path) continue;  // marked skipped (test_data.h)
     for (int level : {0, 1, 2}) {
       INFO(c.file << " level " << level << " dims " << c.dims);

@@ -14,11 +14,6 @@ struct Case {
   std::string dims;
 };
 
-std::optional<std::string> CasePath(const Case& c) {
-  if (c.file.rfind("src:", 0) == 0) return testing::SourcePath(c.file.substr(4));
-  return testing::SharedData(c.file);
-}
-
 /// Every candidate alone and every whole cluster: the local effect equals the simulated one.
 /// Returns how many units needed the simulation.
 int CheckEffects(const testing::Scanned& s, int* units) {
@@ -52,7 +47,7 @@ int CheckEffects(const testing::Scanned& s, int* units) {
 
 void CheckCases(const std::vector<Case>& cases) {
   for (const Case& c : cases) {
-    auto path = CasePath(c);
+    auto path = testing::DataPath(c.file);
     if (!path) continue;  // marked skipped (test_data.h)
     for (int level : {0, 1, 2}) {
       INFO(c.file << " level " << level << " dims " << c.dims);

@@ -29,11 +29,6 @@ struct Case {
   bool full = true;
 };
 
-std::optional<std::string> CasePath(const Case& c) {
-  if (c.file.rfind("src:", 0) == 0) return testing::SourcePath(c.file.substr(4));
-  return testing::SharedData(c.file);
-}
-
 /// Writes the outcome, loads it back, runs both models and compares.
 void WriteAndVerify(const testing::Scanned& s, const std::vector<size_t>& plans, const std::string& what) {
   INFO(what << ": " << plans.size() << " plans");
@@ -68,7 +63,7 @@ void WriteAndVerify(const testing::Scanned& s, const std::vector<size_t>& plans,
 /// Every plan kind of one graph, written, reloaded, run and compared with the original. A graph
 /// the CPU executor cannot run (or absent shared data) marks the test case skipped.
 void VerifyEveryPlan(const Case& c) {
-  auto path = CasePath(c);
+  auto path = testing::DataPath(c.file);
   if (!path) return;  // marked skipped (test_data.h)
   INFO(c.file);
   for (int level : {1, 2}) {
