@@ -273,6 +273,14 @@ Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const B
       return result;
     }
     result.ilp_note = solved.why_not;
+    if (!options.greedy_fallback) {  // the caller asked for the program's answer only
+      result.method = "integer program";
+      result.gap = -1;
+      result.evaluation = result.all_candidates.peak_bytes < result.baseline.peak_bytes ? result.all_candidates
+                                                                                         : result.baseline;
+      result.evaluations += search.evaluations();
+      return result;
+    }
   }
   result.method = "greedy search";
 

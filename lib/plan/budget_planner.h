@@ -40,6 +40,9 @@ struct BudgetPlanOptions {
   /// Solve the integer program first (plan/budget_ilp.h); the search below runs only when it
   /// finds no plan. False: the search alone (tests compare the two).
   bool integer_program = true;
+  /// When the integer program finds no plan, run the greedy search (false: report the budget
+  /// not met at once; plan --sweep's search for the lowest peak).
+  bool greedy_fallback = true;
   /// Time for the integer program's solves together (BudgetIlpOptions::time_limit_seconds).
   double ilp_time_limit_seconds = 1;
 };

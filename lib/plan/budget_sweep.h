@@ -1,5 +1,6 @@
 // The trade-off between peak memory and added compute (plan --sweep): budget plans for budgets
-// from the unoptimized peak down to the lowest peak the candidates reach, evenly spaced, each
+// from the unoptimized peak down to the lowest peak the candidates reach (every candidate at once,
+// or lower: found by bisection on the budgets the integer program meets), evenly spaced, each
 // planned by the budget planner (plan/budget_planner.h). Reference points (ORT's levels, per-layer
 // checkpointing) are computed by the caller and drawn beside the curve (report/sweep_plot.h).
 #pragma once
@@ -35,7 +36,7 @@ struct SweepPoint {
 
 struct SweepResult {
   int64_t unoptimized_peak = 0;
-  int64_t lowest_peak = 0;  ///< every candidate applied
+  int64_t lowest_peak = 0;  ///< the lowest peak found (every candidate applied, or by bisection)
   int64_t forward_flops = 0;
   std::vector<SweepPoint> points;  ///< budget points, unoptimized peak first
 };

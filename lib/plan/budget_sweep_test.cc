@@ -27,8 +27,9 @@ TEST_CASE("budget sweep: budgets from the unoptimized peak to the lowest, each p
   CHECK(sweep->unoptimized_peak == s.scan.peak.peak_bytes);
   Expected<PlanEvaluation> all = ev->Evaluate(options.plan.candidates);
   REQUIRE(all.ok());
-  CHECK(sweep->lowest_peak == all->peak_bytes);
-  // The first budget is the unoptimized peak: no plan; the last the lowest peak.
+  // The lowest peak is at most every candidate's (a subset can avoid some recompute transients).
+  CHECK(sweep->lowest_peak <= all->peak_bytes);
+  // The first budget is the unoptimized peak: no plan; the last the lowest peak found.
   CHECK(sweep->points.front().budget_bytes == sweep->unoptimized_peak);
   CHECK(sweep->points.front().added_flops == 0);
   CHECK(sweep->points.back().budget_bytes == sweep->lowest_peak);

@@ -215,7 +215,8 @@ bool StepEffects::PlaceLazily(const RewriteSpec& spec, const std::vector<int32_t
   std::vector<int32_t> batch_of(num_clones, -1);
   std::vector<int32_t> stack;
   std::vector<std::pair<int32_t, std::vector<int32_t>>> batches;  // (owner position, clones)
-  for (const auto& [owner, k0] : needs) {
+  for (const std::pair<int32_t, int32_t>& need : needs) {
+    const int32_t owner = need.first, k0 = need.second;  // named: lambdas below capture them
     if (batch_of[static_cast<size_t>(k0)] >= 0) continue;
     if (batches.empty() || batches.back().first != owner) batches.emplace_back(owner, std::vector<int32_t>{});
     batch_of[static_cast<size_t>(k0)] = owner;
