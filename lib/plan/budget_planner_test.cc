@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <limits>
+#include <numeric>
 #include <map>
 #include <set>
 
@@ -21,37 +22,59 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// Every subset of `candidates` (up to 16), simulated once: its peak and both costs.
-struct SubsetOutcome {
-  int64_t peak = 0;
-  double seconds = 0;
-  double flops = 0;
-};
-
-std::vector<SubsetOutcome> AllSubsets(const PlanEvaluator& ev, const std::vector<size_t>& candidates) {
-  REQUIRE(candidates.size() <= 16);
-  std::vector<SubsetOutcome> out(size_t{1} << candidates.size());
-  for (uint32_t mask = 0; mask < out.size(); ++mask) {
-    std::vector<size_t> pick;
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      if (mask & (1u << i)) pick.push_back(candidates[i]);
+/// Exhaustive search over every subset of up to 20 candidates: subsets are tried in order of cost
+/// (per objective), each simulated at most once whatever the budgets asked, so the optimum of a
+/// budget is the first subset that fits.
+class Exhaustive {
+ public:
+  Exhaustive(const PlanEvaluator& ev, const std::vector<size_t>& candidates) : ev_(ev), candidates_(candidates) {
+    REQUIRE(candidates.size() <= 20);
+    const size_t n = size_t{1} << candidates.size();
+    peak_.assign(n, -1);
+    for (PlanObjective objective : {PlanObjective::kTime, PlanObjective::kFlops}) {
+      std::vector<double>& cost = cost_[objective == PlanObjective::kTime ? 0 : 1];
+      std::vector<uint32_t>& order = order_[objective == PlanObjective::kTime ? 0 : 1];
+      cost.resize(n);
+      for (uint32_t mask = 0; mask < n; ++mask) cost[mask] = ev.CostOf(Pick(mask), objective);
+      order.resize(n);
+      std::iota(order.begin(), order.end(), 0u);
+      std::stable_sort(order.begin(), order.end(), [&cost](uint32_t a, uint32_t b) { return cost[a] < cost[b]; });
     }
-    Expected<PlanEvaluation> e = ev.Evaluate(pick);
-    REQUIRE(e.ok());
-    out[mask] = {e->peak_bytes, ev.CostOf(pick, PlanObjective::kTime), ev.CostOf(pick, PlanObjective::kFlops)};
   }
-  return out;
-}
 
-/// Optimum by exhaustive search: the least cost over every subset whose peak fits `budget`;
-/// infinity when none does.
-double ExhaustiveOptimum(const std::vector<SubsetOutcome>& subsets, int64_t budget, PlanObjective objective) {
-  double best = std::numeric_limits<double>::infinity();
-  for (const SubsetOutcome& o : subsets) {
-    if (o.peak <= budget) best = std::min(best, objective == PlanObjective::kTime ? o.seconds : o.flops);
+  int64_t Peak(uint32_t mask) {
+    if (peak_[mask] < 0) {
+      Expected<PlanEvaluation> e = ev_.Evaluate(Pick(mask));
+      REQUIRE(e.ok());
+      peak_[mask] = e->peak_bytes;
+    }
+    return peak_[mask];
   }
-  return best;
-}
+
+  /// The least cost of a subset whose peak fits `budget`; infinity when none does.
+  double Optimum(int64_t budget, PlanObjective objective) {
+    const int k = objective == PlanObjective::kTime ? 0 : 1;
+    for (uint32_t mask : order_[k]) {
+      if (Peak(mask) <= budget) return cost_[k][mask];
+    }
+    return std::numeric_limits<double>::infinity();
+  }
+
+ private:
+  std::vector<size_t> Pick(uint32_t mask) const {
+    std::vector<size_t> pick;
+    for (size_t i = 0; i < candidates_.size(); ++i) {
+      if (mask & (1u << i)) pick.push_back(candidates_[i]);
+    }
+    return pick;
+  }
+
+  const PlanEvaluator& ev_;
+  std::vector<size_t> candidates_;
+  std::vector<int64_t> peak_;
+  std::vector<double> cost_[2];
+  std::vector<uint32_t> order_[2];
+};
 
 struct Case {
   std::string file;
@@ -68,13 +91,11 @@ void CompareWithExhaustive(const testing::Scanned& s, int level, size_t max_cand
   REQUIRE(ev.ok());
   std::vector<size_t> candidates = BudgetCandidates(s.scan, level, ev->spec_builder());
   // Keep the candidates of the entries latest in execution order (ScanResult::plans starts there).
-  // Up to 16 are searched in full (2^16 simulations).
   if (candidates.size() > max_candidates) candidates.resize(max_candidates);
-  REQUIRE(candidates.size() <= 16);
   if (candidates.empty()) return;
-  const std::vector<SubsetOutcome> subsets = AllSubsets(*ev, candidates);
-  const int64_t base_peak = subsets.front().peak;
-  const int64_t all_peak = subsets.back().peak;
+  Exhaustive exhaustive(*ev, candidates);
+  const int64_t base_peak = exhaustive.Peak(0);
+  const int64_t all_peak = exhaustive.Peak((1u << candidates.size()) - 1);
   INFO("candidates " << candidates.size() << ", peak " << base_peak << " -> " << all_peak);
   // Budgets between the lowest reachable peak and the unoptimized one, plus the two ends.
   std::vector<int64_t> budgets = {all_peak, base_peak - 1};
@@ -86,11 +107,13 @@ void CompareWithExhaustive(const testing::Scanned& s, int level, size_t max_cand
     INFO((objective == PlanObjective::kTime ? "objective time" : "objective flops"));
     for (int64_t budget : budgets) {
       if (budget >= base_peak) continue;
-      const double optimum = ExhaustiveOptimum(subsets, budget, objective);
+      const double optimum = exhaustive.Optimum(budget, objective);
       BudgetPlanOptions options;
       options.budget_bytes = budget;
       options.candidates = candidates;
       options.objective = objective;
+      // Optimality, not speed, is under test here: a limit no machine (or sanitizer) reaches.
+      options.ilp_time_limit_seconds = 120;
       Expected<BudgetPlanResult> r = PlanForBudget(*ev, options);
       REQUIRE(r.ok());
       const double cost = objective == PlanObjective::kTime ? r->evaluation.added_seconds
@@ -140,6 +163,16 @@ TEST_CASE("budget planner: within 1% of the exhaustive optimum on the tiny GPT-2
       {"src:tests/data/plan/gpt2_tiny_2layer.onnx", "batch=4,seq_len=64", 1},
       {"src:tests/data/plan/gpt2_tiny_2layer.onnx", "batch=4,seq_len=64", 0},
   });
+}
+
+TEST_CASE("budget planner: within 1% of the exhaustive optimum on BLOOM at level 0 (all 20 candidates)",
+          "[.slow][plan][budget]") {
+  // Up to 2^20 simulations: 3.5 minutes in a Release build, so ctest does not run it (hidden tag);
+  // run it with `build/tests/memopt_unit_tests "[.slow]"` after changing the planner.
+  auto path = testing::SharedData("ort_recompute/3layer_bloom_optimized_training.onnx");
+  if (!path) return;  // marked skipped (test_data.h)
+  testing::Scanned s = testing::ScanFile(*path, 0, "inputs_input_ids_dim0=4,inputs_attention_mask_dim1=128");
+  CompareWithExhaustive(s, 0, 20, {0.95, 0.9, 0.85, 0.8}, {PlanObjective::kTime, PlanObjective::kFlops});
 }
 
 TEST_CASE("budget planner: within 1% of the exhaustive optimum on the 1-layer synthetic transformer (source tree)",
@@ -239,6 +272,7 @@ void CheckWholeClusterPlans(const testing::Scanned& s, int level) {
       options.budget_bytes = budget;
       options.groups = groups;
       options.objective = objective;
+      options.ilp_time_limit_seconds = 120;  // optimality under test, not speed
       Expected<BudgetPlanResult> r = PlanForBudget(*ev, options);
       REQUIRE(r.ok());
       const double cost = ev->CostOf(r->plans, objective);
