@@ -177,11 +177,11 @@ TEST_CASE("budget planner: within 1% of the exhaustive optimum on BLOOM at level
 
 TEST_CASE("budget planner: within 1% of the exhaustive optimum on the 1-layer synthetic transformer (source tree)",
           "[plan][budget]") {
-  // scripts/gen_transformer_training.py --layers 1 (tests/data/plan/gpt_synth_1layer.onnx): 14
-  // candidates at level 1, every subset searched, at budgets 0.95, 0.9, 0.85 and 0.8 of the peak
-  // and across the reachable range, for both objectives.
+  // scripts/gen_transformer_training.py --layers 1 (tests/data/plan/gpt_synth_1layer.onnx): 16
+  // candidates at level 1 (level 2 has the same ones), 6 at level 0, every subset searched, at
+  // budgets 0.95, 0.9, 0.85 and 0.8 of the peak and across the reachable range, both objectives.
   const std::string path = testing::SourcePath("tests/data/plan/gpt_synth_1layer.onnx");
-  for (int level : {0, 1, 2}) {
+  for (int level : {0, 1}) {
     INFO("level " << level);
     testing::Scanned s = testing::ScanFile(path, level, "batch=8,seq_len=1024");
     CompareWithExhaustive(s, level, 16, {0.95, 0.9, 0.85, 0.8}, {PlanObjective::kTime, PlanObjective::kFlops});
