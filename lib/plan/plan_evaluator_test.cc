@@ -10,11 +10,6 @@
 namespace memopt {
 namespace {
 
-struct Case {
-  std::string file;  ///< under the shared data folder, or "src:" + a source-tree path
-  std::string dims;
-};
-
 /// The fast evaluation equals the exact peak of the graph `apply` writes, for random selections.
 void CheckAgainstExact(const testing::Scanned& s, int subsets) {
   Expected<PlanEvaluator> ev = PlanEvaluator::Create(s.model.graph, s.scan, s.dims);
@@ -49,16 +44,8 @@ void CheckAgainstExact(const testing::Scanned& s, int subsets) {
   CHECK(none->peak_bytes == s.scan.peak.peak_bytes);
 }
 
-void CheckCasesAgainstExact(const std::vector<Case>& cases) {
-  for (const Case& c : cases) {
-    auto path = testing::DataPath(c.file);
-    if (!path) continue;  // marked skipped (test_data.h)
-    for (int level : {0, 1, 2}) {
-      INFO(c.file << " level " << level << " dims " << c.dims);
-      testing::Scanned s = testing::ScanFile(*path, level, c.dims);
-      CheckAgainstExact(s, 12);
-    }
-  }
+void CheckCasesAgainstExact(const std::vector<testing::GraphCase>& cases) {
+  testing::ForEachScanAtEveryLevel(cases, [](const testing::Scanned& s) { CheckAgainstExact(s, 12); });
 }
 
 TEST_CASE("plan evaluator: fast peak equals the exact peak of the rewritten graph", "[plan][evaluator]") {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "plan/config.h"
 #include "plan/plan_outcome.h"
 #include "plan/selection.h"
+#include "test_data.h"
 
 namespace memopt::testing {
 
@@ -50,6 +52,26 @@ inline Scanned ScanModel(Model model, int level, const std::string& dims = "", c
 inline Scanned ScanFile(const std::string& path, int level, const std::string& dims = "",
                         const OpTable* op_table = nullptr) {
   return ScanModel(LoadShaped(path), level, dims, op_table);
+}
+
+/// A test graph (testing::DataPath name: "src:<path>" or a shared-data path) and its --dims.
+struct GraphCase {
+  std::string file;
+  std::string dims;
+};
+
+/// Scans every graph of `cases` at levels 0, 1 and 2 and calls check(scanned); graphs whose
+/// shared data is absent are skipped (and the test case marked so).
+template <typename Check>
+void ForEachScanAtEveryLevel(const std::vector<GraphCase>& cases, Check check) {
+  for (const GraphCase& c : cases) {
+    std::optional<std::string> path = DataPath(c.file);
+    if (!path) continue;  // marked skipped (test_data.h)
+    for (int level : {0, 1, 2}) {
+      INFO(c.file << " level " << level << " dims " << c.dims);
+      check(ScanFile(*path, level, c.dims));
+    }
+  }
 }
 
 inline std::vector<size_t> Select(const Scanned& s, const std::string& config_json,

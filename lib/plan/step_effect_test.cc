@@ -9,11 +9,6 @@
 namespace memopt {
 namespace {
 
-struct Case {
-  std::string file;  ///< under the shared data folder, or "src:" + a source-tree path
-  std::string dims;
-};
-
 /// Every candidate alone and every whole cluster: the local effect equals the simulated one.
 /// Returns how many units needed the simulation.
 int CheckEffects(const testing::Scanned& s, int* units) {
@@ -45,19 +40,13 @@ int CheckEffects(const testing::Scanned& s, int* units) {
   return simulated;
 }
 
-void CheckCases(const std::vector<Case>& cases) {
-  for (const Case& c : cases) {
-    auto path = testing::DataPath(c.file);
-    if (!path) continue;  // marked skipped (test_data.h)
-    for (int level : {0, 1, 2}) {
-      INFO(c.file << " level " << level << " dims " << c.dims);
-      testing::Scanned s = testing::ScanFile(*path, level, c.dims);
-      int units = 0;
-      const int simulated = CheckEffects(s, &units);
-      INFO(simulated << " of " << units << " units simulated");
-      CHECK(simulated == 0);
-    }
-  }
+void CheckCases(const std::vector<testing::GraphCase>& cases) {
+  testing::ForEachScanAtEveryLevel(cases, [](const testing::Scanned& s) {
+    int units = 0;
+    const int simulated = CheckEffects(s, &units);
+    INFO(simulated << " of " << units << " units simulated");
+    CHECK(simulated == 0);
+  });
 }
 
 TEST_CASE("step effects: local effects equal the simulation on ORT's graphs", "[plan][effects]") {
