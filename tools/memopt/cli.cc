@@ -230,6 +230,12 @@ Expected<std::optional<OpTable>> LoadOpTableOption(const std::string& ops, const
   return std::optional<OpTable>(std::move(table));
 }
 
+std::string DimsExample(const std::vector<std::string>& unbound) {
+  std::string out;
+  for (size_t i = 0; i < unbound.size(); ++i) out += (i ? "," : "") + unbound[i] + "=<value>";
+  return out;
+}
+
 bool ClusterNeedsExtendedOps(const std::string& cluster_id) {
   for (size_t start = 0; start < cluster_id.size();) {
     const size_t plus = std::min(cluster_id.find('+', start), cluster_id.size());

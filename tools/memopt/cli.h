@@ -107,6 +107,9 @@ Expected<DimBindings> ParseDimsForModel(const std::string& text, const Graph& gr
 /// The same, and checks that the values do not contradict the model's shapes (CheckDimBindings).
 Expected<DimBindings> ParseDimsForModel(const std::string& text, const LoadedModel& loaded);
 
+/// "batch=<value>,seq_len=<value>": the --dims a user must add to bind `unbound` dims.
+std::string DimsExample(const std::vector<std::string>& unbound);
+
 /// --ops ort|extended and --op-table FILE: ONNX Runtime's recomputable-op table, or with memopt's
 /// extended ops (OpTable::Extended), with FILE's ops merged in; nullopt for the plain built-in
 /// table. An unknown --ops value is a usage error; file errors name the file.

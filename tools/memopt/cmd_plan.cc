@@ -115,10 +115,12 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
     return ReportError(UsageError("--sweep plans its own budgets; drop --budget"));
   }
   if (!args.plot.empty() && !args.sweep) return ReportError(UsageError("--plot draws the --sweep frontier; add --sweep"));
-  if (!args.plot.empty()) {
-    const bool html = args.plot.size() > 5 && args.plot.compare(args.plot.size() - 5, 5, ".html") == 0;
-    const bool svg = args.plot.size() > 4 && args.plot.compare(args.plot.size() - 4, 4, ".svg") == 0;
-    if (!html && !svg) return ReportError(UsageError("--plot " + args.plot + ": give a FILE.html or FILE.svg"));
+  auto ends_with = [&args](const std::string& suffix) {
+    return args.plot.size() > suffix.size() && args.plot.compare(args.plot.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  const bool plot_svg = ends_with(".svg");
+  if (!args.plot.empty() && !plot_svg && !ends_with(".html")) {
+    return ReportError(UsageError("--plot " + args.plot + ": give a FILE.html or FILE.svg"));
   }
   if (args.sweep && !args.timeline.empty()) return ReportError(UsageError("--timeline draws one plan; not with --sweep"));
   if (args.sweep && args.gates.any()) {
@@ -157,21 +159,31 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
   auto scan = Scan(graph, options);
   if (!scan.ok()) return ReportError(scan.status().WithContext(args.model));
 
+  // What budget plans (one, or the sweep's) choose from and minimise.
+  std::optional<PlanEvaluator> evaluator;
+  BudgetPlanOptions budget_options;
+  if (budget_mode || args.sweep) {
+    auto created = PlanEvaluator::Create(graph, *scan, *dims);
+    if (!created.ok()) return ReportError(created.status().WithContext(args.model));
+    evaluator.emplace(std::move(created).value());
+    budget_options.candidates = BudgetCandidates(*scan, args.level, evaluator->spec_builder());
+    budget_options.objective = args.objective == "flops" ? PlanObjective::kFlops : PlanObjective::kTime;
+    if (args.target == "ort") budget_options.groups = WholeClusterGroups(*scan, budget_options.candidates);
+    budget_options.integer_program = args.planner == "ilp";
+  }
+
   if (args.sweep) {
-    auto evaluator = PlanEvaluator::Create(graph, *scan, *dims);
-    if (!evaluator.ok()) return ReportError(evaluator.status().WithContext(args.model));
     SweepRequest request;
     request.model_name = args.model;
     request.graph = &graph;
     request.scan = &*scan;
+    request.evaluator = &*evaluator;
     request.scan_options = options;
     request.dims = *dims;
-    request.plan.candidates = BudgetCandidates(*scan, args.level, evaluator->spec_builder());
-    request.plan.objective = args.objective == "flops" ? PlanObjective::kFlops : PlanObjective::kTime;
-    request.plan.integer_program = args.planner == "ilp";
-    if (args.target == "ort") request.plan.groups = WholeClusterGroups(*scan, request.plan.candidates);
+    request.plan = budget_options;
     request.points = args.sweep_points;
     request.plot = args.plot;
+    request.plot_svg = plot_svg;
     request.format = format;
     request.output = args.output;
     return RunPlanSweep(request, globals.verbosity);
@@ -189,24 +201,13 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
                                                 : "every type-1 plan of the basic op table");
   } else {
     if (!scan->peak.sized && !budget_spec.is_fraction) {
-      std::string example;
-      for (size_t i = 0; i < scan->peak.unbound_dims.size(); ++i) {
-        example += (i ? "," : "") + scan->peak.unbound_dims[i] + "=<value>";
-      }
       return ReportError(UsageError("--budget " + args.budget + " needs concrete sizes; bind the dims with --dims " +
-                                    example));
+                                    DimsExample(scan->peak.unbound_dims)));
     }
     const int64_t budget = budget_spec.is_fraction
                                ? static_cast<int64_t>(std::llround(budget_spec.fraction * scan->peak.peak_bytes))
                                : budget_spec.bytes;
-    auto evaluator = PlanEvaluator::Create(graph, *scan, *dims);
-    if (!evaluator.ok()) return ReportError(evaluator.status().WithContext(args.model));
-    BudgetPlanOptions budget_options;
     budget_options.budget_bytes = budget;
-    budget_options.candidates = BudgetCandidates(*scan, args.level, evaluator->spec_builder());
-    budget_options.objective = args.objective == "flops" ? PlanObjective::kFlops : PlanObjective::kTime;
-    if (args.target == "ort") budget_options.groups = WholeClusterGroups(*scan, budget_options.candidates);
-    budget_options.integer_program = args.planner == "ilp";
     auto result = PlanForBudget(*evaluator, budget_options);
     if (!result.ok()) return ReportError(result.status().WithContext(args.model));
     planned = std::move(result).value();
@@ -337,12 +338,10 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
                                               *dims)));
   }
   if (globals.verbosity >= 0 && !outcome->peak.sized) {
-    std::string list, example;
-    for (size_t i = 0; i < outcome->peak.unbound_dims.size(); ++i) {
-      list += (i ? ", " : "") + outcome->peak.unbound_dims[i];
-      example += (i ? "," : "") + outcome->peak.unbound_dims[i] + "=<value>";
-    }
-    PrintHint("the peaks are symbolic because dims " + list + " are unbound; rerun with --dims " + example);
+    std::string list;
+    for (size_t i = 0; i < outcome->peak.unbound_dims.size(); ++i) list += (i ? ", " : "") + outcome->peak.unbound_dims[i];
+    PrintHint("the peaks are symbolic because dims " + list + " are unbound; rerun with --dims " +
+              DimsExample(outcome->peak.unbound_dims));
   }
   GateInput gate{"planned peak", outcome->peak.sized, outcome->peak.peak_bytes, scan->peak.peak_bytes,
                  outcome->peak.unbound_dims, UnsizedValueNames(outcome->rewritten.graph, outcome->peak)};

@@ -80,12 +80,10 @@ int RunScan(const ScanArgs& args, const GlobalOptions& globals) {
     if (auto hint = NoCandidateHint(graph, *result, *dims, 3, *table ? &**table : nullptr)) PrintHint(*hint);
   }
   if (globals.verbosity >= 0 && !result->peak.unbound_dims.empty()) {
-    std::string list, example;
-    for (size_t i = 0; i < result->peak.unbound_dims.size(); ++i) {
-      list += (i ? ", " : "") + result->peak.unbound_dims[i];
-      example += (i ? "," : "") + result->peak.unbound_dims[i] + "=<value>";
-    }
-    PrintHint("savings and peak are symbolic because dims " + list + " are unbound; rerun with --dims " + example);
+    std::string list;
+    for (size_t i = 0; i < result->peak.unbound_dims.size(); ++i) list += (i ? ", " : "") + result->peak.unbound_dims[i];
+    PrintHint("savings and peak are symbolic because dims " + list + " are unbound; rerun with --dims " +
+              DimsExample(result->peak.unbound_dims));
   }
   if (globals.verbosity >= 0 && !loaded->shape_stats.ops_without_rule.empty()) {
     std::string ops;

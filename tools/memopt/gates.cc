@@ -96,9 +96,8 @@ std::vector<std::string> UnsizedValueNames(const Graph& graph, const PeakEstimat
 int CheckGates(const GateOptions& options, const GateInput& input, const GlobalOptions& globals) {
   if (!options.any()) return kExitOk;
   if (!input.sized) {
-    std::string dims;
-    for (size_t i = 0; i < input.unbound_dims.size(); ++i) dims += (i ? "," : "") + input.unbound_dims[i] + "=<value>";
-    return ReportError(UsageError(fmt::format("the CI gates need a concrete peak; bind the dims with --dims {}", dims)));
+    return ReportError(UsageError(fmt::format("the CI gates need a concrete peak; bind the dims with --dims {}",
+                                              DimsExample(input.unbound_dims))));
   }
   if (!input.unsized_values.empty()) {
     std::string names;

@@ -16,14 +16,18 @@
 namespace memopt::cli {
 namespace {
 
-/// Every plan of ORT's `level` (its built-in table), evaluated on the same graph.
-Expected<SweepPoint> LevelReference(const SweepRequest& r, int level) {
+/// The graph scanned as ORT scans it at `level` (its built-in table, the level's defaults).
+Expected<ScanResult> OrtScan(const SweepRequest& r, int level) {
   ScanOptions options = r.scan_options;
   options.level = level;
   options.op_table = nullptr;
   options.probe_level = -1;
   options.layer_boundary.reset();
-  MEMOPT_ASSIGN_OR_RETURN(ScanResult scan, Scan(*r.graph, options));
+  return Scan(*r.graph, options);
+}
+
+/// Every plan of an ORT level (`scan` from OrtScan), evaluated on the same graph.
+Expected<SweepPoint> LevelReference(const SweepRequest& r, const ScanResult& scan, int level) {
   MEMOPT_ASSIGN_OR_RETURN(PlanEvaluator ev, PlanEvaluator::Create(*r.graph, scan, r.dims));
   MEMOPT_ASSIGN_OR_RETURN(Selection sel, SelectPlans(scan, LevelConfig(scan)));
   std::vector<size_t> plans;
@@ -34,15 +38,10 @@ Expected<SweepPoint> LevelReference(const SweepRequest& r, int level) {
   return ReferencePoint(fmt::format("ORT level {}", level), e);
 }
 
-/// Per-layer checkpointing (plan/layer_checkpoint.h); nullopt without transformer layers.
-Expected<std::optional<SweepPoint>> CheckpointReference(const SweepRequest& r) {
-  ScanOptions options = r.scan_options;
-  options.level = 1;
-  options.op_table = nullptr;
-  options.probe_level = -1;
-  options.layer_boundary.reset();
-  MEMOPT_ASSIGN_OR_RETURN(ScanResult scan, Scan(*r.graph, options));
-  const ScanResult layers = LayerCheckpointScan(*r.graph, scan);
+/// Per-layer checkpointing (plan/layer_checkpoint.h) on ORT's level-1 scan; nullopt without
+/// transformer layers.
+Expected<std::optional<SweepPoint>> CheckpointReference(const SweepRequest& r, const ScanResult& level1) {
+  const ScanResult layers = LayerCheckpointScan(*r.graph, level1);
   if (layers.plans.empty()) return std::optional<SweepPoint>();
   MEMOPT_ASSIGN_OR_RETURN(PlanEvaluator ev, PlanEvaluator::Create(*r.graph, layers, r.dims));
   std::vector<size_t> plans;
@@ -113,26 +112,25 @@ std::string Render(const SweepRequest& r, const SweepResult& sweep, const std::v
 
 int RunPlanSweep(const SweepRequest& r, int verbosity) {
   if (!r.scan->peak.sized) {
-    std::string example;
-    for (size_t i = 0; i < r.scan->peak.unbound_dims.size(); ++i) {
-      example += (i ? "," : "") + r.scan->peak.unbound_dims[i] + "=<value>";
-    }
-    return ReportError(UsageError("--sweep needs concrete sizes; bind the dims with --dims " + example));
+    return ReportError(
+        UsageError("--sweep needs concrete sizes; bind the dims with --dims " + DimsExample(r.scan->peak.unbound_dims)));
   }
-  auto evaluator = PlanEvaluator::Create(*r.graph, *r.scan, r.dims);
-  if (!evaluator.ok()) return ReportError(evaluator.status().WithContext(r.model_name));
   SweepOptions options;
   options.plan = r.plan;
   options.points = r.points;
-  auto sweep = SweepBudgets(*evaluator, options);
+  auto sweep = SweepBudgets(*r.evaluator, options);
   if (!sweep.ok()) return ReportError(sweep.status().WithContext(r.model_name));
+  auto level1 = OrtScan(r, 1);
+  if (!level1.ok()) return ReportError(level1.status().WithContext(r.model_name));
+  auto level2 = OrtScan(r, 2);
+  if (!level2.ok()) return ReportError(level2.status().WithContext(r.model_name));
   std::vector<SweepPoint> refs;
-  for (int level : {1, 2}) {
-    auto ref = LevelReference(r, level);
+  for (const auto& [scan, level] : {std::pair(&*level1, 1), std::pair(&*level2, 2)}) {
+    auto ref = LevelReference(r, *scan, level);
     if (!ref.ok()) return ReportError(ref.status().WithContext(r.model_name));
     refs.push_back(*ref);
   }
-  auto layers = CheckpointReference(r);
+  auto layers = CheckpointReference(r, *level1);
   if (!layers.ok()) return ReportError(layers.status().WithContext(r.model_name));
   if (*layers) refs.push_back(**layers);
 
@@ -140,8 +138,7 @@ int RunPlanSweep(const SweepRequest& r, int verbosity) {
     const size_t slash = r.model_name.find_last_of('/');
     const std::string title = slash == std::string::npos ? r.model_name : r.model_name.substr(slash + 1);
     SweepPlotInput plot{title, &*sweep, refs, r.plan.objective == PlanObjective::kFlops};
-    const bool svg = r.plot.size() >= 4 && r.plot.compare(r.plot.size() - 4, 4, ".svg") == 0;
-    Status written = WriteOutput(r.plot, svg ? RenderSweepSvg(plot) : RenderSweepHtml(plot), r.model_name);
+    Status written = WriteOutput(r.plot, r.plot_svg ? RenderSweepSvg(plot) : RenderSweepHtml(plot), r.model_name);
     if (!written.ok()) return ReportError(written);
   }
   Status written = WriteOutput(r.output, Render(r, *sweep, refs), r.model_name);

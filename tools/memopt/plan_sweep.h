@@ -15,11 +15,13 @@ struct SweepRequest {
   std::string model_name;
   const Graph* graph = nullptr;
   const ScanResult* scan = nullptr;  ///< at the user's --level, --ops and --op-table
+  const PlanEvaluator* evaluator = nullptr;  ///< of `scan`
   ScanOptions scan_options;          ///< how `scan` was made (the references re-scan at levels 1 and 2)
   DimBindings dims;
   BudgetPlanOptions plan;            ///< candidates or groups, objective
   int points = 10;
   std::string plot;                  ///< FILE.html | FILE.svg, or empty
+  bool plot_svg = false;             ///< `plot` names an SVG file (else HTML)
   OutputFormat format = OutputFormat::kTable;
   std::string output;                ///< -o, or empty for stdout
 };
