@@ -3,13 +3,11 @@
 #include <glpk.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <memory>
 #include <numeric>
-#include <thread>
 #include <utility>
 
 #include "plan/program_units.h"
@@ -105,8 +103,8 @@ struct CloneCosts {
 /// A solution of the program over the active rows from its LP relaxation `lp_x`: units by LP value
 /// (then cheapest first) are added while an active row is over the budget and the unit lowers one
 /// of those (then, if rows are still over, any unit in that order), then units no row needs are
-/// dropped, the most expensive first. Empty when every unit
-/// together leaves a row over. O(nonzeros + units log units).
+/// dropped, the most expensive first. Empty when every unit together leaves a row over.
+/// O(nonzeros + units log units).
 std::vector<char> RoundLp(const std::vector<double>& lp_x, const std::vector<Row>& rows, const CloneCosts& clones,
                           const ProgramUnits& program, double budget) {
   const size_t n = lp_x.size();
@@ -317,13 +315,15 @@ Solve SolveActive(const std::vector<Row>& rows, const CloneCosts& clones, const 
       }
     }
   }
-  if (!rounded.empty() && (proven(rounded_value) || elapsed() >= time_limit)) {
+  auto gap_of = [&](double value) { return value <= 0 ? 0.0 : std::max(0.0, (value - lp_bound) / value); };
+  auto answer_rounded = [&] {  // the rounded solution as the answer
     out.solved = true;
     out.optimal = proven(rounded_value);
-    out.gap = out.optimal || rounded_value <= 0 ? 0.0 : std::max(0.0, (rounded_value - lp_bound) / rounded_value);
+    out.gap = out.optimal ? 0.0 : gap_of(rounded_value);
     out.x = std::move(rounded);
     return out;
-  }
+  };
+  if (!rounded.empty() && (proven(rounded_value) || elapsed() >= time_limit)) return answer_rounded();
 
   std::vector<double> start(static_cast<size_t>(n + k) + 1, 0.0);  // GLPK's column values, 1-based
   for (int u = 0; u < n && !rounded.empty(); ++u) {
@@ -359,18 +359,14 @@ Solve SolveActive(const std::vector<Row>& rows, const CloneCosts& clones, const 
   const int ret = glp_intopt(lp.get(), &parm);
   const int status = glp_mip_status(lp.get());
   if (status != GLP_OPT && status != GLP_FEAS) {  // nothing found in time: the rounded solution
-    if (rounded.empty()) return out;
-    out.solved = true;
-    out.gap = rounded_value <= 0 ? 0.0 : std::max(0.0, (rounded_value - lp_bound) / rounded_value);
-    out.x = std::move(rounded);
-    return out;
+    return rounded.empty() ? out : answer_rounded();
   }
   out.solved = true;
   // Finished (0), or stopped with the incumbent proven within kMipGap of the optimum: optimal
   // for our purpose. Stopped by the time limit: the gap to the root LP bound is reported.
   out.optimal = status == GLP_OPT || ret == 0 || ret == GLP_EMIPGAP;
   const double value = glp_mip_obj_val(lp.get());  // scaled; only ratios to lp_bound matter
-  out.gap = out.optimal || value <= 0 ? 0.0 : std::max(0.0, (value - lp_bound) / value);
+  out.gap = out.optimal ? 0.0 : gap_of(value);
   out.x.assign(static_cast<size_t>(n), 0);  // the units; the clone variables follow from them
   for (int j = 1; j <= n; ++j) out.x[static_cast<size_t>(j - 1)] = glp_mip_col_val(lp.get(), j) > 0.5 ? 1 : 0;
   return out;
@@ -475,7 +471,7 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
   const size_t num_units = program.plans.size();
   EffectModel model;
   model.num_steps = num_steps;
-  model.runs = program.runs;
+  model.runs = std::move(program.runs);  // the model owns the effects from here on
   // Costs: a unit of a small group pays all its cloned nodes (at most one unit of the group is
   // chosen); other units share the nodes several of them clone through the y variables.
   CloneCosts clones;
@@ -514,7 +510,7 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
   // another plan's clone lets both stashes go): where the model says no choice fits a step, its row
   // is calibrated on the exact peaks of every unit applied, so that the program knows that set
   // reaches them (a negative tightening; the exact check corrects any optimism this causes).
-  const std::vector<char> every = program.every;
+  const std::vector<char>& every = program.every;
   PlanEvaluation all;
   if (options.every_unit != nullptr && !options.every_unit->live_at_step.empty()) {
     all = *options.every_unit;

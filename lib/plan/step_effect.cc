@@ -24,20 +24,8 @@ struct Event {
   int64_t delta = 0;
 };
 
-std::vector<StepRun> RunsOf(const std::vector<int64_t>& change) {
-  std::vector<StepRun> runs;
-  for (size_t n = 0; n < change.size(); ++n) {
-    const int64_t d = change[n];
-    if (d == 0) continue;
-    if (!runs.empty() && runs.back().end == static_cast<int32_t>(n) && runs.back().delta == d) {
-      ++runs.back().end;
-    } else {
-      runs.push_back({static_cast<int32_t>(n), static_cast<int32_t>(n + 1), d});
-    }
-  }
-  return runs;
-}
-
+/// Appends [begin, end) with `delta` (nothing when 0) to ascending runs, joined with the last run
+/// when it ends at `begin` with the same delta.
 void AppendRun(std::vector<StepRun>& runs, int32_t begin, int32_t end, int64_t delta) {
   if (begin >= end || delta == 0) return;
   if (!runs.empty() && runs.back().end == begin && runs.back().delta == delta) {
@@ -45,6 +33,15 @@ void AppendRun(std::vector<StepRun>& runs, int32_t begin, int32_t end, int64_t d
   } else {
     runs.push_back({begin, end, delta});
   }
+}
+
+/// The nonzero entries of a per-step change as runs.
+std::vector<StepRun> RunsOf(const std::vector<int64_t>& change) {
+  std::vector<StepRun> runs;
+  for (size_t n = 0; n < change.size(); ++n) {
+    AppendRun(runs, static_cast<int32_t>(n), static_cast<int32_t>(n + 1), change[n]);
+  }
+  return runs;
 }
 
 }  // namespace
@@ -374,15 +371,15 @@ Expected<std::vector<StepRun>> StepEffects::EffectOf(const std::vector<size_t>& 
   // Readers of each value that the rewrite moved (rewired slots) or added (clones), by value.
   std::unordered_map<ValueId, std::vector<Time>> clone_reads;
   std::unordered_map<ValueId, std::vector<std::pair<NodeId, int32_t>>> rewired;
-  for (size_t k = 0; k < num_clones; ++k) {
-    for (ValueId v : spec.clones[k].inputs) {
-      if (v != kNone && !spec.IsCloneValue(v)) clone_reads[v].push_back(at[k]);
-    }
-  }
   std::vector<std::vector<Time>> clone_value_reads(spec.clone_values.size());
   for (size_t k = 0; k < num_clones; ++k) {
     for (ValueId v : spec.clones[k].inputs) {
-      if (v != kNone && spec.IsCloneValue(v)) clone_value_reads[v - num_original].push_back(at[k]);
+      if (v == kNone) continue;
+      if (spec.IsCloneValue(v)) {
+        clone_value_reads[v - num_original].push_back(at[k]);
+      } else {
+        clone_reads[v].push_back(at[k]);
+      }
     }
   }
   for (const Rewire& r : spec.rewires) {
