@@ -39,7 +39,12 @@ struct KernelCall {
     node.outputs[static_cast<size_t>(i)] = name.empty() ? kNone : i;
     return *this;
   }
+  /// Adds an input (nullopt: an omitted optional input). The node lists it as a real node does
+  /// (value ids from 1000, proto names x0, x1, ...), for kernels that read Node::inputs.
   KernelCall& Input(std::optional<Tensor> t) {
+    const bool present = t.has_value();
+    node.proto.add_input(present ? "x" + std::to_string(inputs.size()) : "");
+    node.inputs.push_back(present ? static_cast<ValueId>(1000 + inputs.size()) : kNone);
     inputs.push_back(std::move(t));
     return *this;
   }
