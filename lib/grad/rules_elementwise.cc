@@ -250,6 +250,7 @@ void RegisterElementwiseGradRules(GradRuleMap& r) {
   r[{"", "Cos"}] = {CosGrad, {}};
   r[{"", "Identity"}] = {IdentityGrad, {}};
   r[{"", "Cast"}] = {CastGrad, {}};
+  r[{"", "CastLike"}] = {CastGrad, {1}};  // dX = Cast(dY) back to X's type; the type source gets none
   r[{"", "Where"}] = {WhereGrad, {0}};
   r[{"", "Clip"}] = {ClipGrad, {1, 2}};
   r[{"", "Min"}] = {MinMaxGrad, {}};

@@ -6,6 +6,7 @@
 
 #include "io/copy_external_data.h"
 #include "io/model_bytes.h"
+#include "io/model_fields.h"
 #include "io/temp_file.h"
 #include "io/wire_reader.h"
 
@@ -16,10 +17,9 @@ namespace fs = std::filesystem;
 using wire::Reader;
 using wire::WireType;
 
-constexpr uint32_t kModelGraph = 7, kModelOpsetImport = 8;
+constexpr uint32_t kModelGraph = io::kModelGraphField;
 constexpr uint32_t kGraphNode = 1, kGraphOutput = 12, kGraphValueInfo = 13;
 constexpr uint32_t kValueInfoName = 1;
-constexpr uint32_t kOpsetDomain = 1;
 
 void PutVarint(std::string& out, uint64_t v) {
   while (v >= 0x80) {
@@ -98,16 +98,14 @@ Expected<TrainingModelWriteReport> WriteTrainingModel(const GradResult& result, 
   };
   std::vector<Piece> top, pieces;
   std::map<std::string, std::pair<uint64_t, uint64_t>> old_outputs;  // name -> field range
-  std::set<std::string> opset_domains;
+  io::OpsetImports opset_imports;
   bool graph_seen = false, nodes_placed = false, outputs_placed = false;
   size_t graph_top_index = 0, outputs_index = 0;
   Reader r(data, size, 0);
   wire::Field f;
   while (r.Next(f)) {
-    if (f.number == kModelOpsetImport && f.type == WireType::kLengthDelimited) {
-      std::string domain = StringSubField(f, kOpsetDomain);
-      opset_domains.insert(domain == "ai.onnx" ? std::string() : domain);
-    }
+    opset_imports.See(f);
+    if (!io::KeepModelField(result.model, f)) continue;
     if (f.number != kModelGraph) {
       top.push_back({f.offset, r.position(), ""});
       continue;
@@ -176,15 +174,7 @@ Expected<TrainingModelWriteReport> WriteTrainingModel(const GradResult& result, 
   }
   pieces.push_back({0, 0, value_info});
   // Opset imports the training graph needs.
-  std::string opsets;
-  for (const auto& [domain, version] : graph.opsets) {
-    if (opset_domains.count(domain)) continue;
-    onnx::OperatorSetIdProto op;
-    op.set_domain(domain);
-    op.set_version(version);
-    opsets += LengthField(kModelOpsetImport, Serialize(op));
-  }
-  top.push_back({0, 0, opsets});
+  top.push_back({0, 0, opset_imports.MissingFields(graph)});
 
   uint64_t graph_payload = 0;
   for (const Piece& p : pieces) graph_payload += p.begin == p.end ? p.bytes.size() : p.end - p.begin;

@@ -18,9 +18,11 @@
 
 #include <onnx/defs/parser.h>
 
+#include "io/function_inliner.h"
 #include "io/initializer_check.h"
 #include "io/mapped_file.h"
 #include "io/model_walk.h"
+#include "shape/fold_known_ifs.h"
 
 namespace memopt {
 
@@ -147,6 +149,10 @@ std::string ProviderText(const Graph& g, ValueId v, const std::vector<NodeId>& p
 
 Expected<Model> BuildModel(io::RawModel& raw, Model model, const LoadOptions& options) {
   MEMOPT_RETURN_IF_ERROR(CheckHeader(raw, model.warnings));
+  MEMOPT_ASSIGN_OR_RETURN(io::InlineStats inlined, io::InlineLocalFunctions(raw));
+  model.inlined_calls = inlined.calls;
+  model.inlined_functions = std::move(inlined.functions);
+  for (auto& w : inlined.warnings) model.warnings.push_back(std::move(w));
   model.ir_version = raw.ir_version;
   model.producer_name = raw.producer_name;
   model.producer_version = raw.producer_version;
@@ -228,6 +234,7 @@ Expected<Model> BuildModel(io::RawModel& raw, Model model, const LoadOptions& op
       node.outputs.push_back(v);
     }
     node.proto = std::move(proto);
+    if (i < raw.graph.node_modules.size()) node.module = std::move(raw.graph.node_modules[i]);
     g.nodes.push_back(std::move(node));
   }
   grow();
@@ -272,6 +279,7 @@ Expected<Model> BuildModel(io::RawModel& raw, Model model, const LoadOptions& op
 
   g.RebuildLinks();
   ResolveSinceVersions(g);
+  MEMOPT_ASSIGN_OR_RETURN(model.folded_ifs, FoldKnownIfs(g));
   return model;
 }
 

@@ -47,6 +47,12 @@ struct Model {
   /// Non-fatal notes on the file for the user, e.g. an ir_version or opset newer than memopt
   /// knows (such a model loads; fields added since are ignored).
   std::vector<std::string> warnings;
+  /// Calls of model-local functions inlined at load time (io/function_inliner.h), and the
+  /// functions ("domain:name"). Writers drop ModelProto.functions when this is non-zero.
+  int inlined_calls = 0;
+  std::vector<std::string> inlined_functions;
+  /// If nodes replaced by the branch their known condition takes (shape/fold_known_ifs.h).
+  int folded_ifs = 0;
 };
 
 /// Loads `path`. Errors (kInvalidInput) say what is wrong with the file: not ONNX, truncated,

@@ -120,9 +120,16 @@ Status WalkModel(const uint8_t* data, uint64_t size, RawModel& model) {
       case kModelVersion:
         if (!IsVarint(f)) return CorruptProtobuf(f.offset);
         break;
-      case kModelDomain: case kModelDoc: case kMetadataProps: case kTrainingInfo: case kFunctions:
+      case kModelDomain: case kModelDoc: case kMetadataProps: case kTrainingInfo:
         if (!IsLen(f)) return CorruptProtobuf(f.offset);
         break;
+      case kFunctions: {
+        onnx::FunctionProto function;
+        MEMOPT_RETURN_IF_ERROR(ParseMessage(f, function, "model-local function", model.functions.size(),
+                                            "FunctionProto"));
+        model.functions.push_back(std::move(function));
+        break;
+      }
       case kGraph:
         if (!IsLen(f)) return CorruptProtobuf(f.offset);
         model.has_graph = true;

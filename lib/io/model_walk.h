@@ -1,6 +1,6 @@
 // Walks a serialized ModelProto with the wire reader: model header fields, opset imports and the
-// main graph's nodes / inputs / outputs / value_info (parsed as protobuf messages, each small) and
-// initializers (metadata only). Internal to the loader.
+// main graph's nodes / inputs / outputs / value_info (parsed as protobuf messages, each small),
+// initializers (metadata only) and model-local functions (parsed). Internal to the loader.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +28,9 @@ struct RawGraph {
   std::vector<onnx::ValueInfoProto> inputs;
   std::vector<onnx::ValueInfoProto> outputs;
   std::vector<onnx::ValueInfoProto> value_info;
+  /// The PyTorch module of each node (parallel to `nodes`; "" when unknown). Filled by
+  /// InlineLocalFunctions (io/function_inliner.h).
+  std::vector<std::string> node_modules;
 };
 
 struct RawModel {
@@ -38,6 +41,8 @@ struct RawModel {
   std::vector<std::pair<std::string, int64_t>> opsets;  ///< as written (domain not normalised)
   bool has_graph = false;
   RawGraph graph;
+  /// Model-local functions (ModelProto.functions), parsed whole: they hold nodes, not weights.
+  std::vector<onnx::FunctionProto> functions;
 };
 
 /// Walks the ModelProto in [data, data + size). Errors are kInvalidInput: corrupt or truncated

@@ -74,6 +74,9 @@ struct Node {
   std::vector<ValueId> inputs;   ///< kNone for an omitted optional input
   std::vector<ValueId> outputs;  ///< kNone for an omitted optional output
   int since_version = 0;     ///< schema version the node resolves to (0 = unknown)
+  /// The PyTorch module the node belongs to, where the exporter says ("" when unknown):
+  /// io/torch_module_names.h.
+  std::string module;
   onnx::NodeProto proto;     ///< attributes and everything else, untouched
 
   // Attribute helpers (default returned when the attribute is absent).

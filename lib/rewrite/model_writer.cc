@@ -7,6 +7,7 @@
 
 #include "io/copy_external_data.h"
 #include "io/model_bytes.h"
+#include "io/model_fields.h"
 #include "io/temp_file.h"
 #include "io/wire_reader.h"
 
@@ -18,7 +19,7 @@ using wire::Field;
 using wire::Reader;
 using wire::WireType;
 
-constexpr uint32_t kModelGraph = 7;
+constexpr uint32_t kModelGraph = io::kModelGraphField;
 constexpr uint32_t kGraphNode = 1, kGraphInitializer = 5;
 constexpr uint32_t kTensorRawData = 9, kTensorExternalData = 13, kTensorDataLocation = 14;
 constexpr uint64_t kExternalAlignment = 64;
@@ -147,10 +148,13 @@ Expected<WriteModelReport> WriteModelWithNodes(const Model& model, const std::ve
   std::vector<GraphPiece> pieces;
   std::vector<Field> initializer_fields;  // parallel to pieces (valid for initializers)
   bool graph_seen = false, nodes_placed = false;
+  io::OpsetImports opset_imports;
   {
     Reader r(data, size, 0);
     Field f;
     while (r.Next(f)) {
+      opset_imports.See(f);
+      if (!io::KeepModelField(model, f)) continue;
       if (f.number != kModelGraph) {
         top.push_back({false, f.offset, f.end_offset()});
         continue;
@@ -183,6 +187,8 @@ Expected<WriteModelReport> WriteModelWithNodes(const Model& model, const std::ve
     pieces.insert(pieces.begin(), GraphPiece::Nodes());
     initializer_fields.insert(initializer_fields.begin(), Field{});
   }
+  // Opset imports of the domains the graph uses beyond the file's (inlined functions' imports).
+  const std::string added_opsets = opset_imports.MissingFields(model.graph);
 
   uint64_t nodes_bytes = 0;
   for (const std::string& n : nodes) nodes_bytes += LengthDelimitedSize(kGraphNode, n.size());
@@ -194,7 +200,7 @@ Expected<WriteModelReport> WriteModelWithNodes(const Model& model, const std::ve
   auto model_size = [&] {
     uint64_t total = LengthDelimitedSize(kModelGraph, graph_payload());
     for (const TopPiece& t : top) total += t.graph ? 0 : t.end - t.begin;
-    return total;
+    return total + added_opsets.size();
   };
 
   WriteModelReport report;
@@ -242,6 +248,7 @@ Expected<WriteModelReport> WriteModelWithNodes(const Model& model, const std::ve
   TempFileSink sink;
   MEMOPT_RETURN_IF_ERROR(sink.Open(output_path));
   sink.ExplainWriteErrorsWith([&bytes] { return bytes.Intact(); });
+  MEMOPT_RETURN_IF_ERROR(sink.Write(added_opsets));
   for (const TopPiece& t : top) {
     if (!t.graph) {
       MEMOPT_RETURN_IF_ERROR(sink.Write(data + t.begin, t.end - t.begin));

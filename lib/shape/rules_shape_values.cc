@@ -337,6 +337,7 @@ void RegisterValueRules(RuleRegistry& r) {
   r.AddValues("", "Range", RangeValues);
   for (const char* op : {"Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten"}) r.AddValues("", op, CopyValues);
   r.AddValues("", "Cast", CastValues);
+  r.AddValues("", "CastLike", CastValues);  // the output type comes from the second input
   r.AddValues("", "Add", Elementwise<AddFn, 0>);
   r.AddValues("", "Sum", Elementwise<AddFn, 0>);
   r.AddValues("", "Sub", Elementwise<SubFn, 2>);

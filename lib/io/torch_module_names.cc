@@ -1,0 +1,78 @@
+#include "io/torch_module_names.h"
+
+#include <cctype>
+#include <vector>
+
+namespace memopt::io {
+namespace {
+
+/// The quoted strings of a Python list repr: "['', 'a.b', \"c\"]" -> {"", "a.b", "c"}.
+std::vector<std::string> PythonStrings(const std::string& text) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char quote = text[i];
+    if (quote != '\'' && quote != '"') continue;
+    std::string item;
+    size_t j = i + 1;
+    for (; j < text.size() && text[j] != quote; ++j) {
+      if (text[j] == '\\' && j + 1 < text.size()) ++j;
+      item.push_back(text[j]);
+    }
+    out.push_back(std::move(item));
+    i = j;
+  }
+  return out;
+}
+
+std::string Trim(const std::string& s) {
+  const auto b = s.find_first_not_of(' ');
+  if (b == std::string::npos) return {};
+  return s.substr(b, s.find_last_not_of(' ') - b + 1);
+}
+
+}  // namespace
+
+std::string ModuleFromMetadata(const MetadataEntries& metadata) {
+  std::string from_namespace;
+  for (const auto& [key, value] : metadata) {
+    if (key == "pkg.torch.onnx.name_scopes") {
+      const std::vector<std::string> scopes = PythonStrings(value);
+      for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
+        if (!it->empty()) return *it;
+      }
+    } else if (key == "namespace") {
+      // "name: Class/name: Class/...": the innermost named level.
+      size_t start = 0;
+      while (start <= value.size()) {
+        const size_t slash = std::min(value.find('/', start), value.size());
+        const std::string level = value.substr(start, slash - start);
+        const std::string name = Trim(level.substr(0, level.find(':')));
+        if (!name.empty()) from_namespace = name;
+        start = slash + 1;
+      }
+    }
+  }
+  return from_namespace;
+}
+
+std::string ModuleFromFunctionName(const std::string& function_name) {
+  const size_t marker = function_name.find("_L__");
+  if (marker == std::string::npos) return function_name;
+  const std::string class_path = function_name.substr(0, marker);
+  std::string attribute = function_name.substr(marker + 4);
+  // "<self name>___<path>": dynamo names the module's attribute path after the forward's self.
+  const size_t self_end = attribute.find("___");
+  if (self_end != std::string::npos) attribute = attribute.substr(self_end + 3);
+  // The trailing call counter "_<n>".
+  const size_t last = attribute.find_last_of('_');
+  if (last != std::string::npos && last + 1 < attribute.size() &&
+      attribute.find_first_not_of("0123456789", last + 1) == std::string::npos) {
+    attribute.resize(last);
+  }
+  const size_t class_start = class_path.find_last_of('_');
+  const std::string cls = class_start == std::string::npos ? class_path : class_path.substr(class_start + 1);
+  if (attribute.empty()) return cls;
+  return attribute + " (" + cls + ")";
+}
+
+}  // namespace memopt::io

@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""Exports small randomly initialised Hugging Face transformers models with both PyTorch exporters,
+with their autograd gradients, as fixtures for `memopt grad` / `run` / `plan` / `apply --verify`.
+
+Models: GPT-2, BERT (masked LM), LLaMA with grouped-query attention, T5, ViT, ResNet, ConvNeXt;
+each wrapped to return its loss. Configurations are tiny (2 layers, hidden 32), dropout is 0,
+word embeddings are untied, and every parameter gets distinct random values (torch initialises
+norm scales to 1 and biases to 0, which an exporter may merge into one initializer).
+
+Exporters:
+  ts      torch.onnx.export(dynamo=False), opset 17, no constant folding, training mode, a symbolic
+          batch dim (and sequence dims for text models), as memopt's users export today;
+  dynamo  torch.onnx.dynamo_export (the default exporter of current PyTorch): the model is one
+          call of a model-local function per module. The onnxscript optimizer that runs after it
+          folds `weight.T` of every Linear into a constant, which takes the weights out of
+          training; it is switched off here, as a user exporting for training must do.
+
+For each case that exports, <out>/<model>_<exporter>/ holds the layout of
+scripts/export_torch_fixtures.py: model.onnx, inputs/input_<i>.pb (by position), expected/
+<initializer>_grad.pb (autograd), manifest.json (loss, gradients, parameters the export does not
+carry as initializers). <out>/failures.json lists the cases the exporter itself cannot export,
+with its error. Read by lib/grad/grad_fixture_test.cc and tests/torch_exports/.
+
+Usage: .venv-torch/bin/python scripts/export_torch_exports.py [--out tests/data/torch_exports]
+Needs torch 2.4.x, transformers 4.44.x, onnx and onnxscript 0.1.0 (scripts/setup_torch_venv.sh).
+"""
+import argparse
+import json
+import math
+import os
+import shutil
+import traceback
+import warnings
+
+import onnx
+import onnx.numpy_helper
+import torch
+import transformers as tf
+
+BATCH, SEQ, TGT, VOCAB, HIDDEN, IMAGE = 2, 8, 6, 64, 32, 32
+
+
+def text_configs():
+    common = dict(vocab_size=VOCAB, tie_word_embeddings=False)
+    return {
+        "gpt2": (tf.GPT2LMHeadModel, tf.GPT2Config(n_embd=HIDDEN, n_layer=2, n_head=2, n_positions=32,
+                                                    resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, **common)),
+        "bert": (tf.BertForMaskedLM, tf.BertConfig(hidden_size=HIDDEN, num_hidden_layers=2, num_attention_heads=2,
+                                                    intermediate_size=64, max_position_embeddings=32,
+                                                    hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                                                    **common)),
+        "llama": (tf.LlamaForCausalLM, tf.LlamaConfig(hidden_size=HIDDEN, num_hidden_layers=2, num_attention_heads=4,
+                                                       num_key_value_heads=2, intermediate_size=64,
+                                                       max_position_embeddings=32, attention_dropout=0.0, **common)),
+        "t5": (tf.T5ForConditionalGeneration, tf.T5Config(d_model=HIDDEN, d_kv=8, d_ff=64, num_layers=2,
+                                                          num_decoder_layers=2, num_heads=4, dropout_rate=0.0,
+                                                          relative_attention_num_buckets=8, decoder_start_token_id=0,
+                                                          **common)),
+    }
+
+
+def vision_configs():
+    return {
+        "vit": (tf.ViTForImageClassification, tf.ViTConfig(image_size=IMAGE, patch_size=8, hidden_size=HIDDEN,
+                                                           num_hidden_layers=2, num_attention_heads=2,
+                                                           intermediate_size=64, num_labels=5,
+                                                           hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)),
+        "resnet": (tf.ResNetForImageClassification, tf.ResNetConfig(embedding_size=16, hidden_sizes=[16, 32],
+                                                                    depths=[1, 1], layer_type="basic", num_labels=5)),
+        "convnext": (tf.ConvNextForImageClassification, tf.ConvNextConfig(num_stages=2, hidden_sizes=[16, 32], depths=[1, 1],
+                                                                          num_labels=5, drop_path_rate=0.0)),
+    }
+
+
+class WithLoss(torch.nn.Module):
+    """Calls the Hugging Face model with keyword inputs and returns its loss."""
+
+    def __init__(self, model, names):
+        super().__init__()
+        self.model = model
+        self.names = names
+
+    def forward(self, *args):
+        return self.model(**dict(zip(self.names, args))).loss
+
+
+def inputs_for(name, g):
+    ids = torch.randint(1, VOCAB, (BATCH, SEQ), generator=g)
+    labels = torch.randint(1, VOCAB, (BATCH, SEQ), generator=g)
+    if name == "bert":
+        mask = torch.ones(BATCH, SEQ, dtype=torch.long)
+        mask[1, -2:] = 0
+        mlm = labels.clone()
+        mlm[:, ::3] = -100
+        return {"input_ids": ids, "attention_mask": mask, "labels": mlm}, {"input_ids": {0: "batch", 1: "seq_len"},
+                                                                          "attention_mask": {0: "batch", 1: "seq_len"},
+                                                                          "labels": {0: "batch", 1: "seq_len"}}
+    if name == "t5":
+        return ({"input_ids": ids, "labels": torch.randint(1, VOCAB, (BATCH, TGT), generator=g)},
+                {"input_ids": {0: "batch", 1: "src_len"}, "labels": {0: "batch", 1: "tgt_len"}})
+    if name in ("gpt2", "llama"):
+        return {"input_ids": ids, "labels": labels}, {"input_ids": {0: "batch", 1: "seq_len"},
+                                                     "labels": {0: "batch", 1: "seq_len"}}
+    pixels = torch.randn(BATCH, 3, IMAGE, IMAGE, generator=g)
+    return {"pixel_values": pixels, "labels": torch.randint(0, 5, (BATCH,), generator=g)}, {
+        "pixel_values": {0: "batch"}, "labels": {0: "batch"}}
+
+
+def randomize(model, seed):
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for _, p in model.named_parameters():
+            scale = 0.5 if p.dim() < 2 else 1.0 / math.sqrt(max(1, p[0].numel()))
+            p.copy_(torch.randn(p.shape, generator=g) * scale)
+            if p.dim() == 1:
+                p.add_(1.0)
+
+
+def save_tensor(path, array, name):
+    with open(path, "wb") as f:
+        f.write(onnx.numpy_helper.from_array(array, name).SerializeToString())
+
+
+def export_ts(module, args, names, axes, path, training):
+    mode = torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL
+    torch.onnx.export(module, args, path, dynamo=False, opset_version=17, input_names=names, output_names=["loss"],
+                      do_constant_folding=False, dynamic_axes=axes, training=mode)
+
+
+def export_dynamo(module, args, path):
+    import onnxscript.optimizer
+    saved = onnxscript.optimizer.optimize
+    onnxscript.optimizer.optimize = lambda model, *a, **k: model  # keeps Linear weights as initializers
+    try:
+        program = torch.onnx.dynamo_export(module, *args)
+        program.save(path)
+    finally:
+        onnxscript.optimizer.optimize = saved
+
+
+def initializer_names(model_proto):
+    return {t.name for t in model_proto.graph.initializer}
+
+
+def onnx_name(pname, initializers):
+    """The initializer holding parameter `pname` of the wrapped model (exporters prefix it)."""
+    for candidate in (pname, "model." + pname):
+        if candidate in initializers:
+            return candidate
+    return None
+
+
+def export_case(out, model_name, exporter, cls, config, seed):
+    folder = os.path.join(out, f"{model_name}_{exporter}")
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(os.path.join(folder, "inputs"))
+    os.makedirs(os.path.join(folder, "expected"))
+    torch.manual_seed(seed)
+    model = cls(config)
+    randomize(model, seed)
+    # The dynamo exporter of PyTorch 2.4 cannot export batch normalization in training mode (it
+    # updates the running statistics in place): such models export and differentiate in eval mode.
+    has_batch_norm = any(isinstance(m, torch.nn.BatchNorm2d) for m in model.modules())
+    training = not (exporter == "dynamo" and has_batch_norm)
+    model.train(training)
+    g = torch.Generator().manual_seed(seed)
+    inputs, axes = inputs_for(model_name, g)
+    names = list(inputs)
+    args = tuple(inputs[n] for n in names)
+    wrapped = WithLoss(model, names)
+    path = os.path.join(folder, "model.onnx")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if exporter == "ts":
+            export_ts(wrapped, args, names, axes, path, training)
+        else:
+            export_dynamo(wrapped, args, path)
+    proto = onnx.load(path)
+    graph_inputs = [i.name for i in proto.graph.input if i.name not in initializer_names(proto)]
+    if len(graph_inputs) != len(args):
+        raise RuntimeError(f"the export has {len(graph_inputs)} inputs for {len(args)} arguments: {graph_inputs}")
+
+    model.zero_grad()
+    loss = wrapped(*args)
+    loss.backward()
+    initializers = initializer_names(proto)
+    grads, missing = [], []
+    for pname, p in model.named_parameters():
+        iname = onnx_name(pname, initializers)
+        if iname is None:
+            missing.append(pname)
+            continue
+        if p.grad is None:
+            continue
+        save_tensor(os.path.join(folder, "expected", iname + "_grad.pb"), p.grad.numpy(), iname + "_grad")
+        grads.append(iname)
+    for i, value in enumerate(args):
+        save_tensor(os.path.join(folder, "inputs", f"input_{i}.pb"), value.numpy(), graph_inputs[i])
+    manifest = {
+        "model": "model.onnx",
+        "exporter": exporter,
+        "training_mode": training,
+        "loss": proto.graph.output[0].name,
+        "loss_value": float(loss.detach()),
+        "inputs": dict(zip(graph_inputs, names)),
+        "gradients": sorted(grads),
+        "parameters_not_in_export": missing,
+        "local_functions": len(proto.functions),
+        "torch_version": torch.__version__,
+        "transformers_version": tf.__version__,
+    }
+    with open(os.path.join(folder, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=2)
+        f.write("\n")
+    size = sum(os.path.getsize(os.path.join(r, fn)) for r, _, fs in os.walk(folder) for fn in fs)
+    print(f"{model_name}_{exporter}: {len(proto.graph.node)} nodes, {len(proto.functions)} functions, "
+          f"{len(grads)} gradients, {len(missing)} parameters not in the export, {size} bytes")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser.add_argument("--out", default=os.path.join(here, "..", "tests", "data", "torch_exports"))
+    parser.add_argument("--only", default="", help="comma-separated model names (default: all)")
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    only = set(filter(None, args.only.split(",")))
+    failures = {}
+    cases = {**text_configs(), **vision_configs()}
+    for i, (name, (cls, config)) in enumerate(cases.items()):
+        if only and name not in only:
+            continue
+        for exporter in ("ts", "dynamo"):
+            try:
+                export_case(args.out, name, exporter, cls, config, seed=200 + i)
+            except Exception as e:  # the exporter's own failure: listed, not fatal
+                shutil.rmtree(os.path.join(args.out, f"{name}_{exporter}"), ignore_errors=True)
+                cause = e
+                while cause.__cause__ is not None:  # the dynamo exporter wraps the real error
+                    cause = cause.__cause__
+                message = str(cause).strip().splitlines()
+                e = cause
+                failures[f"{name}_{exporter}"] = {"error": type(e).__name__ + ": " + (message[0] if message else ""),
+                                                  "where": traceback.format_exc().strip().splitlines()[-1]}
+                print(f"{name}_{exporter}: exporter failed: {failures[name + '_' + exporter]['error']}")
+    path = os.path.join(args.out, "failures.json")
+    old = json.load(open(path)) if only and os.path.exists(path) else {}
+    old = {k: v for k, v in old.items() if k.rsplit("_", 1)[0] not in only}
+    old.update(failures)
+    with open(path, "w") as f:
+        json.dump(dict(sorted(old.items())), f, indent=2)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
