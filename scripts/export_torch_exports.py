@@ -243,6 +243,8 @@ def main():
                 failures[f"{name}_{exporter}"] = {"error": type(e).__name__ + ": " + (message[0] if message else ""),
                                                   "where": traceback.format_exc().strip().splitlines()[-1]}
                 print(f"{name}_{exporter}: exporter failed: {failures[name + '_' + exporter]['error']}")
+    if os.path.exists("report_dynamo_export.sarif"):  # the dynamo exporter's report of its failures
+        os.remove("report_dynamo_export.sarif")
     path = os.path.join(args.out, "failures.json")
     old = json.load(open(path)) if only and os.path.exists(path) else {}
     old = {k: v for k, v in old.items() if k.rsplit("_", 1)[0] not in only}

@@ -55,7 +55,18 @@ std::vector<int64_t> BroadcastIndexMap(const std::vector<int64_t>& out, const st
 
 bool KnownNonNegative(const SymExpr& e) {
   if (auto r = e.AsRational(); r.has_value()) return r->num >= 0;
-  return e.ToString().find('-') == std::string::npos;
+  if (e.ToString().find('-') == std::string::npos) return true;
+  if (!e.IsPolynomial()) return false;
+  // Every monomial is >= 1 when every dim is: c + sum(a_i m_i) >= c + sum(a_i) when all a_i >= 0.
+  DimBindings zeros, ones;
+  for (const std::string& s : e.Symbols()) {
+    zeros.Set(s, 0);
+    ones.Set(s, 1);
+  }
+  auto constant = e.Evaluate(zeros);
+  auto at_ones = e.Evaluate(ones);
+  if (!constant.ok() || !at_ones.ok() || at_ones->num < 0) return false;
+  return (e - SymExpr(*constant)).ToString().find('-') == std::string::npos;
 }
 
 bool TracksValues(DataType t) { return IsInteger(t) || t == DataType::kBool || IsFloatingPoint(t); }

@@ -23,9 +23,11 @@ bool BroadcastsTo(const std::vector<int64_t>& in, const std::vector<int64_t>& ou
 /// For each flat index of `out`, the flat index of the element of `in` (broadcast to `out`,
 /// numpy rules) that it reads. Requires BroadcastsTo(in, out).
 std::vector<int64_t> BroadcastIndexMap(const std::vector<int64_t>& out, const std::vector<int64_t>& in);
-/// True when the expression cannot be negative: a constant >= 0, or a symbolic expression
-/// printed without a minus sign (dims are >= 0; polynomials in them with non-negative
-/// coefficients, and floor/ceil/Max/Min atoms of such, are >= 0).
+/// True when the expression cannot be negative: a constant >= 0, a symbolic expression printed
+/// without a minus sign (polynomials in dims with non-negative coefficients, and floor/ceil/Max/
+/// Min atoms of such), or a polynomial c + sum(a_i * m_i) with every a_i >= 0 and c + sum(a_i) >= 0
+/// (e.g. tgt_len - 1). Symbolic dims are taken to be >= 1, as ONNX Runtime's symbolic shape
+/// inference takes them to be positive.
 bool KnownNonNegative(const SymExpr& e);
 /// Dtypes whose element values are tracked: integers, bool, and floating point types (whose
 /// tracked values are always integral: they come from integer tensors, integral float constants,

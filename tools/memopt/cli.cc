@@ -165,19 +165,21 @@ Expected<LoadedModel> LoadAndInfer(const std::string& path) {
   return loaded;
 }
 
-std::vector<std::string> ModelDims(const Graph& graph) {
+std::vector<std::string> ModelDims(const Graph& graph, bool with_unnamed) {
   std::set<std::string> names;
   for (const Value& v : graph.values) {
     if (!v.info.shape) continue;
     for (const SymExpr& d : *v.info.shape) {
       if (d.IsConstant()) continue;
       for (const std::string& s : d.Symbols()) {
-        if (s.rfind("unk__", 0) != 0) names.insert(s);
+        if (with_unnamed || !IsUnnamedDim(s)) names.insert(s);
       }
     }
   }
   return {names.begin(), names.end()};
 }
+
+bool IsUnnamedDim(const std::string& name) { return name.rfind("unk__", 0) == 0; }
 
 Expected<DimBindings> ParseDimsForModel(const std::string& text, const Graph& graph) {
   MEMOPT_ASSIGN_OR_RETURN(DimBindings dims, CheckDimNames(text, graph));
@@ -188,8 +190,10 @@ Expected<DimBindings> ParseDimsForModel(const std::string& text, const Graph& gr
 Expected<DimBindings> CheckDimNames(const std::string& text, const Graph& graph) {
   MEMOPT_ASSIGN_OR_RETURN(DimBindings dims, DimBindings::Parse(text));
   if (dims.empty()) return dims;
+  // Dims shape inference could not resolve (unk__<n>) bind like the model's own: the hints name them.
+  const std::vector<std::string> all = ModelDims(graph, true);
+  const std::set<std::string> known_set(all.begin(), all.end());
   std::vector<std::string> known = ModelDims(graph);
-  std::set<std::string> known_set(known.begin(), known.end());
   for (const auto& [name, value] : dims.values()) {
     if (known_set.count(name)) continue;
     std::string message = "unknown dim '" + name + "' in --dims";
@@ -232,7 +236,12 @@ Expected<std::optional<OpTable>> LoadOpTableOption(const std::string& ops, const
 
 std::string DimsExample(const std::vector<std::string>& unbound) {
   std::string out;
-  for (size_t i = 0; i < unbound.size(); ++i) out += (i ? "," : "") + unbound[i] + "=<value>";
+  bool unnamed = false;
+  for (size_t i = 0; i < unbound.size(); ++i) {
+    out += (i ? "," : "") + unbound[i] + "=<value>";
+    unnamed = unnamed || IsUnnamedDim(unbound[i]);
+  }
+  if (unnamed) out += " (unk__ dims are sizes shape inference could not resolve; --details shows where)";
   return out;
 }
 

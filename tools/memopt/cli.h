@@ -98,8 +98,10 @@ struct LoadedModel {
 };
 Expected<LoadedModel> LoadAndInfer(const std::string& path);
 
-/// Dim names used by the model's shapes (sorted; inference placeholders excluded).
-std::vector<std::string> ModelDims(const Graph& graph);
+/// Dim names used by the model's shapes (sorted; the unk__ placeholders only with `with_unnamed`).
+std::vector<std::string> ModelDims(const Graph& graph, bool with_unnamed = false);
+/// True for the names the loader and shape inference give unnamed or unresolved dims (unk__<n>).
+bool IsUnnamedDim(const std::string& name);
 /// Parses --dims and checks every name against the model, with a did-you-mean hint.
 Expected<DimBindings> CheckDimNames(const std::string& text, const Graph& graph);
 /// The same, and checks that every size the dims determine fits 64 bits (CheckSizesAtDims).
