@@ -3,7 +3,7 @@
 with their autograd gradients, as fixtures for `memopt grad` / `run` / `plan` / `apply --verify`.
 
 Models: GPT-2, BERT (masked LM), LLaMA with grouped-query attention, T5, ViT, ResNet, ConvNeXt;
-each wrapped to return its loss. Configurations are tiny (2 layers, hidden 32), dropout is 0,
+each wrapped to return its loss. Configurations are tiny (2 layers, hidden 16), dropout is 0,
 word embeddings are untied, and every parameter gets distinct random values (torch initialises
 norm scales to 1 and biases to 0, which an exporter may merge into one initializer).
 
@@ -37,7 +37,7 @@ import onnx.numpy_helper
 import torch
 import transformers as tf
 
-BATCH, SEQ, TGT, VOCAB, HIDDEN, IMAGE = 2, 8, 6, 64, 32, 32
+BATCH, SEQ, TGT, VOCAB, HIDDEN, IMAGE = 2, 8, 6, 32, 16, 32
 
 
 def text_configs():
@@ -46,13 +46,13 @@ def text_configs():
         "gpt2": (tf.GPT2LMHeadModel, tf.GPT2Config(n_embd=HIDDEN, n_layer=2, n_head=2, n_positions=32,
                                                     resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, **common)),
         "bert": (tf.BertForMaskedLM, tf.BertConfig(hidden_size=HIDDEN, num_hidden_layers=2, num_attention_heads=2,
-                                                    intermediate_size=64, max_position_embeddings=32,
+                                                    intermediate_size=32, max_position_embeddings=32,
                                                     hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
                                                     **common)),
         "llama": (tf.LlamaForCausalLM, tf.LlamaConfig(hidden_size=HIDDEN, num_hidden_layers=2, num_attention_heads=4,
-                                                       num_key_value_heads=2, intermediate_size=64,
+                                                       num_key_value_heads=2, intermediate_size=32,
                                                        max_position_embeddings=32, attention_dropout=0.0, **common)),
-        "t5": (tf.T5ForConditionalGeneration, tf.T5Config(d_model=HIDDEN, d_kv=8, d_ff=64, num_layers=2,
+        "t5": (tf.T5ForConditionalGeneration, tf.T5Config(d_model=HIDDEN, d_kv=4, d_ff=32, num_layers=2,
                                                           num_decoder_layers=2, num_heads=4, dropout_rate=0.0,
                                                           relative_attention_num_buckets=8, decoder_start_token_id=0,
                                                           **common)),
@@ -63,7 +63,7 @@ def vision_configs():
     return {
         "vit": (tf.ViTForImageClassification, tf.ViTConfig(image_size=IMAGE, patch_size=8, hidden_size=HIDDEN,
                                                            num_hidden_layers=2, num_attention_heads=2,
-                                                           intermediate_size=64, num_labels=5,
+                                                           intermediate_size=32, num_labels=5,
                                                            hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)),
         "resnet": (tf.ResNetForImageClassification, tf.ResNetConfig(embedding_size=16, hidden_sizes=[16, 32],
                                                                     depths=[1, 1], layer_type="basic", num_labels=5)),

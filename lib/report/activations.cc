@@ -7,6 +7,7 @@
 
 #include "analysis/layer_boundary.h"
 #include "analysis/stashed.h"
+#include "report/module_label.h"
 #include "util/bytes.h"
 
 namespace memopt {
@@ -201,8 +202,11 @@ ActivationTable BuildActivationTable(const Graph& graph, const ScanResult& scan,
 }
 
 TextTable ActivationTextTable(const Graph& graph, const ActivationTable& table, const DimBindings& dims) {
-  TextTable t({"layer", "tensor", "producer", "op", "shape", "at dims", "dtype", "bytes", "live (steps)", "decision",
-               "plan"});
+  const bool modules = HasModules(graph);
+  std::vector<std::string> header = {"layer", "tensor", "producer", "op", "shape", "at dims", "dtype", "bytes",
+                                     "live (steps)", "decision", "plan"};
+  if (modules) header.insert(header.begin() + 3, "module");
+  TextTable t(header);
   for (const ActivationRow& r : table.rows) {
     const Value& v = graph.value(r.values[0]);
     std::string layer = r.segment;
@@ -210,10 +214,13 @@ TextTable ActivationTextTable(const Graph& graph, const ActivationTable& table, 
     const std::string live = r.last_use_position >= 0
                                  ? fmt::format("{}-{}", r.forward_position + 1, r.last_use_position + 1)
                                  : fmt::format("{}-", r.forward_position + 1);
-    t.AddRow({layer, v.name, graph.node(r.producer).name, graph.node(r.producer).op_type,
-              v.info.shape ? ShapeToString(*v.info.shape) : "[?]", ShapeAtDims(v, dims), DataTypeName(v.info.dtype),
-              BytesCell(r.bytes, dims), live, r.recompute ? "RECOMPUTE" : "SAVE",
-              r.config + (r.ConfigVaries() ? " (first layer; others differ)" : "")});
+    std::vector<std::string> row = {layer, v.name, graph.node(r.producer).name, graph.node(r.producer).op_type,
+                                    v.info.shape ? ShapeToString(*v.info.shape) : "[?]", ShapeAtDims(v, dims),
+                                    DataTypeName(v.info.dtype), BytesCell(r.bytes, dims), live,
+                                    r.recompute ? "RECOMPUTE" : "SAVE",
+                                    r.config + (r.ConfigVaries() ? " (first layer; others differ)" : "")};
+    if (modules) row.insert(row.begin() + 3, graph.node(r.producer).module);
+    t.AddRow(row);
   }
   return t;
 }
@@ -292,6 +299,7 @@ nlohmann::json ActivationsToJson(const std::string& model_name, const Graph& gra
                     {"decision", r.recompute ? "RECOMPUTE" : "SAVE"},
                     {"config", r.config.empty() ? json(nullptr) : json(r.config)},
                     {"configs", r.configs}});
+    if (!graph.node(r.producer).module.empty()) rows.back()["module"] = graph.node(r.producer).module;
   }
   j["activations"] = rows;
   return j;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "report/module_label.h"
 #include "util/bytes.h"
 
 namespace memopt {
@@ -71,7 +72,7 @@ void AppendDetails(const ScanReportInput& in, std::string& out) {
     for (size_t idx : group.plans) {
       const RecomputePlan& plan = r.plans[idx];
       const Node& entry = g.node(plan.entry);
-      out += fmt::format("    {} ({})\n", entry.name, entry.op_type);
+      out += fmt::format("    {} ({}){}\n", entry.name, entry.op_type, InModule(entry));
       for (const StashedOutput& so : plan.outputs) {
         const Value& v = g.value(so.value);
         out += fmt::format("      output {} '{}' {}: {} bytes, {}% saved\n", so.output_index, v.name, ValueType(v),
@@ -116,8 +117,9 @@ void AppendPeak(const ScanReportInput& in, std::string& out) {
     return;
   }
   const Node& node = g.node(p.peak_node);
-  std::string where = fmt::format("at step {} of {} ({}), node '{}' ({})", p.peak_position + 1, r.order.order.size(),
-                                  PhaseAt(r.order, p.peak_position), node.name, node.op_type);
+  std::string where = fmt::format("at step {} of {} ({}), node '{}' ({}){}", p.peak_position + 1,
+                                  r.order.order.size(), PhaseAt(r.order, p.peak_position), node.name, node.op_type,
+                                  InModule(node));
   if (p.sized) {
     out += fmt::format("\nPeak memory estimate: {}\n  {}\n", BytesLine(p.peak_bytes), where);
     out += fmt::format("  stashed activations live at peak: {}\n", BytesLine(p.stashed_bytes_at_peak));

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "report/module_label.h"
 #include "report/timeline_escape.h"
 
 namespace memopt {
@@ -12,7 +13,7 @@ namespace memopt {
 namespace {
 
 std::string NodeLabel(const Node& node) {
-  return node.name.empty() ? node.op_type + "#" + std::to_string(node.id) : node.name;
+  return (node.name.empty() ? node.op_type + "#" + std::to_string(node.id) : node.name) + InModule(node);
 }
 
 std::string TypeText(const Value& v) {

@@ -1,0 +1,1 @@
+B)model.bert.embeddings.LayerNorm.bias_gradJ@–Àà»˜S—»V§¼Ådþ;ÜíQ¼0,92íÞ:œN>»Š‚;Ï&½;¶E²<·É‘¼c»Á;ãð‡»•ù;µ³l<

@@ -1,0 +1,1 @@
+B+model.bert.embeddings.LayerNorm.weight_gradJ@vЪз;'≤#╩[wЛ;┼ря:>Юi╪m▌Z╩ХD╨1┬▓;≤п╕╩Ь╒█;▄т┬<хB≤;З0Е╨FЫ│;zфё;фф8╪

@@ -1,0 +1,1 @@
+BAmodel.bert.encoder.layer.0.attention.output.LayerNorm.weight_gradJ@µû#ºåêµ:ªßÊ¼ù»<ÿ=&Ú<²9cl¼¦úô<ƒ¼r—€<Gù¼»D4;ÒŠS;“Ri:¸Z”º

@@ -1,0 +1,1 @@
+B9model.bert.encoder.layer.0.attention.self.value.bias_gradJ@ö;G Ì¹’`ø9ðr‘¹ÌÕh::˜:yE¼^š¼–Ê<ÁÓ‚:IØ»^E÷;Wª/;Ö‡:xc/;ŸÚã»

@@ -1,0 +1,1 @@
+B5model.bert.encoder.layer.0.output.LayerNorm.bias_gradJ@Ô)º‰ŸÔ;9—Rº–Ëº}!ΩºxBΩËRŸ<ıˆ<R,/<[º˙<cKÔ<A!º‘n:Ù¢=b∆Ôª∂»<<

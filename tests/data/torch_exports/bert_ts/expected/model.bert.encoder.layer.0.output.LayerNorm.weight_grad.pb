@@ -1,0 +1,1 @@
+B7model.bert.encoder.layer.0.output.LayerNorm.weight_gradJ@@´¹»Q«q¼åFÄ¼Ì¬J¼ÏFŠ<î¤p=¯¬<˜¤à¼@;¸XM;Pá“¼ø5»’Ù:ŒGª<ž÷/;ú%¼

@@ -1,0 +1,1 @@
+B?model.bert.encoder.layer.1.attention.output.LayerNorm.bias_gradJ@s›¼`kë¹¯˜½¾<ˆ½ÊI¬½Ù‹=ïõR½ŞE=0Ú:„Ì<@§%=„åƒ=×W=@´Q=Çù›=E·H=

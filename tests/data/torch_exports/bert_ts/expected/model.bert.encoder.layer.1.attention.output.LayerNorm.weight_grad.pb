@@ -1,0 +1,1 @@
+BAmodel.bert.encoder.layer.1.attention.output.LayerNorm.weight_gradJ@¯g¤;$_Y:–\ö½}N½;J‹=Mµ¾üŒB½®Þª¼Ð…—¹28;*®¼¯xº¼öÀ/¼­[Ò=ûÉ<©õ»»

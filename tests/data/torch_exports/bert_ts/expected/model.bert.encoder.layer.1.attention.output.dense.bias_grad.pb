@@ -1,0 +1,1 @@
+B;model.bert.encoder.layer.1.attention.output.dense.bias_gradJ@îñ¼ÜH¸ºóÎ·¼.ü½êi½Õ$È;¸Ú¤¼Ê < WÅº¿Œu;î«â<;1Q<) î; -=È˜<¤†­<

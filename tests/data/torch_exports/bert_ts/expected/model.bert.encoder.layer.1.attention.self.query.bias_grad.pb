@@ -1,0 +1,1 @@
+B9model.bert.encoder.layer.1.attention.self.query.bias_gradJ@:,:∞ƒ9™Х:„ьмЄОў9pоC:0±є>	єМ^5:„О*:$∆їЄ7|Ч9р`Ї(≈:HциЈ%+њЄ

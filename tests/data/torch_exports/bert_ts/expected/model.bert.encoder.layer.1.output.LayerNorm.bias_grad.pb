@@ -1,0 +1,1 @@
+B5model.bert.encoder.layer.1.output.LayerNorm.bias_gradJ@Q¦1¼c3ï»Ê¥£½µ°™½P‡­½¬·K½öÉ‡½zv½İ³¼˜\½¯êØ=hë¼:ğç»ëŒ–<µ—¿=˜3<=

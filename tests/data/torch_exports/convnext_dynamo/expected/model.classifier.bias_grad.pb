@@ -1,0 +1,1 @@
+Bmodel.classifier.bias_gradJÄ>Š3Ð=L0è¾´ëŽ=8µ>

@@ -1,0 +1,1 @@
+B-model.convnext.embeddings.layernorm.bias_gradJ@“.¼DQþ¼*Å‰<€©½²é<'Ë¼ÍÛ:<€ø“;lB½»¸p`;sH<Ð¤;í»(¼ƒ³<~Èž<89š»

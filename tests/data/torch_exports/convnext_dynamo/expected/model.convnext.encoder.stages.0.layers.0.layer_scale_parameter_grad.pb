@@ -1,0 +1,1 @@
+BCmodel.convnext.encoder.stages.0.layers.0.layer_scale_parameter_gradJ@øÄ™¼Àp½È­¬»AVm¼–ù²<°}Í»6«¢;”ï†¼ÀÊß:à=w9‰ú½<úÌ<ð½ Æ›¼¼»=H2ƒ¼

@@ -1,0 +1,1 @@
+B<model.convnext.encoder.stages.0.layers.0.layernorm.bias_gradJ@ói/<žÇ=oïº¼–"<õ\<ø.|;ä¦»öå2¼Ðd}º Câ»4"[¼roZ¼Üá»ã»6<WÕ»œCÀ<

@@ -1,0 +1,1 @@
+ BCmodel.convnext.encoder.stages.1.layers.0.layer_scale_parameter_gradJ€~_ç¼"§½\‡R;r¾L½Â’C¾¿_;è\©<«Q=Ä„¥;Q‚‚<ØÚ :0”m»¬z¾Y±Î<¬>ú¾í<^¨k¼Â$a¼f¢¢¼1M	9€’@:NH«<@.‰<Âûò¼ eÝºèúÆ»}{t¼Ëó<†fÒ=$)(¼)ü¼RÙ6½

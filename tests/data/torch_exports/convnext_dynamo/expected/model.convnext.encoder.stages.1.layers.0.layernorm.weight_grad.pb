@@ -1,0 +1,1 @@
+ B>model.convnext.encoder.stages.1.layers.0.layernorm.weight_gradJ€ øS¼šÈ9;;„<y¶ˆ<â)š<R§Ó»V`;ôyp¼¾.;ˆü<´zo<wè;:Şª<ˆì[½‹/¾<”.Ç<Nïí»_ˆÿººœ½µn:Sv<™q,<Ôº?^«»àó¹¼¢ <Ê}¼$R<G®i;S:#¥Ó<D@Ô»

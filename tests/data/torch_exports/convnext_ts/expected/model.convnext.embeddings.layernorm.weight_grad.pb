@@ -1,0 +1,1 @@
+B/model.convnext.embeddings.layernorm.weight_gradJ@¤¬»ÅS<hvO:&BÁ¼ WÂ»–Î°»§ì»0LŠ¼ÜH¼àLD»8 ;=S×<¶ƒ†¼%9j»Ì;¼Ÿ<

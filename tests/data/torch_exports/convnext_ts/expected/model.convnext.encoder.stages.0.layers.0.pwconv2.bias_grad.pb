@@ -1,0 +1,1 @@
+B:model.convnext.encoder.stages.0.layers.0.pwconv2.bias_gradJ@g.0¼ìÏ™¼Øåó¸;ÜÀ¼-±=<½7b8¹ÇF; Ø'¼|;”Óg<sİ<äi¼,¢x;Õ=œWM¼

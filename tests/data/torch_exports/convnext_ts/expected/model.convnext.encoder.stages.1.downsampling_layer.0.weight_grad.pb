@@ -1,0 +1,1 @@
+B@model.convnext.encoder.stages.1.downsampling_layer.0.weight_gradJ@ÏP¼ö”<«=5¼ä‹%»ì—$=œÓ½Ôô(¼Ú¼‚³Â¼Ò„½rfY<ŠäÅ¼@Có¼,Ì˜=éé»¼

@@ -1,0 +1,1 @@
+B&model.transformer.h.0.ln_1.weight_gradJ@FX[¼qJ&»…ï.<Á¿ ¼DÂ<ô4<Šâ¼šÔ?:Gÿ®<Þ"s¼Ô%½•ù»|5š»y¡J;VæÐ¼æ;

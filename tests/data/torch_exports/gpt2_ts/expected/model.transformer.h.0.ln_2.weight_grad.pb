@@ -1,0 +1,1 @@
+B&model.transformer.h.0.ln_2.weight_gradJ@]¹E<8¿<èB;˜Nñº¸Ê¦¼}i<gç”»o}»ìðœ<ŒWQ¼©…U;)RF¼€ƒk;8W?¼ö—c=s£i=

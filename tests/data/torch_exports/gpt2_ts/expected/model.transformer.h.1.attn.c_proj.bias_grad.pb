@@ -1,0 +1,1 @@
+B+model.transformer.h.1.attn.c_proj.bias_gradJ@¡A>¼yÒ¹¼ç³»O”Š;0òë<CV;»°%Á»–"&½†0¼m=À[‡:ÝY= Ó»ûÙ4¼¤x»˜\ò»

@@ -1,0 +1,1 @@
+B$model.transformer.h.1.ln_1.bias_gradJ@åP<=à»Ìyy»ÆÄ@<4±1<nÝ<–»;©Ù²<VZ	<C½Œ×:Ó¢ »"Z„<-›<€Óh¼NIS¼

@@ -1,0 +1,1 @@
+B$model.transformer.h.1.ln_2.bias_gradJ@ë†¼èÆ¾:p½®í=[h¬¼»·¹;""<$	º<üO¼f¦ä<´Á»¼Ú=Ps=º¢<Z`Í¼]E½

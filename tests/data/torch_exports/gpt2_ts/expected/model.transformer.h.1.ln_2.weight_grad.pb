@@ -1,0 +1,1 @@
+B&model.transformer.h.1.ln_2.weight_gradJ@'Ãı<@>:±{»ü9"½Do<¯µ<.’»b½•¼È˜n¼K(²¼_:å;d‰²:*<¶lÎ;FSt½

@@ -1,0 +1,1 @@
+B*model.transformer.h.1.mlp.c_proj.bias_gradJ@íÍ”»übº¼Zæ<Œ·¼^=þÌÞ»ûÀ¼ñ½P?¼»W:= ë<r_Ò<rC†»ñŠw¼À/f:2É»

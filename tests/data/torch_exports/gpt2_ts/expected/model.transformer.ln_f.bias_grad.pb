@@ -1,0 +1,1 @@
+B model.transformer.ln_f.bias_gradJ@;é½Ä¯Å½¢¢`=S†ö½Lë>zŽº>8V½…²¾–&¤<z?@>ŽiR>Æ÷>|µ=4Ó<½ól¤<¾›>

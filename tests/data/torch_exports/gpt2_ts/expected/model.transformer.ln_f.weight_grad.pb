@@ -1,0 +1,1 @@
+B"model.transformer.ln_f.weight_gradJ@+1>Xôä<égž<JjW>k]–= /?Žª‚<œh>šeË<\Ô½úaV=H|8¾´Š<).²¼º5%¼Ò|˜>

@@ -1,0 +1,1 @@
+B0model.model.layers.0.input_layernorm.weight_gradJ@r2¾p¹%>yl¿»¹H½˜è@= Üã<>­½`œ½¨æI=™X¾G×!¾+]¼öF\<»–=iÍ;2nó=

@@ -1,0 +1,1 @@
+B9model.model.layers.0.post_attention_layernorm.weight_gradJ@œt˜<´ªŠ½Õ¼pBv½ðá¼^Hå<¨H¼\/†½ßÊs=ÂyC=ëK¥=ŠÃz¼ˆ³½,Ôf;RIp¼†Š¼

@@ -1,0 +1,1 @@
+B9model.model.layers.1.post_attention_layernorm.weight_gradJ@©ÌI<.ì ºnÎfªÂ"=zblΩÎñúΩ[ÉÓ<Plü<ƒΩˇ8ı;bq/;éä<Âı9<76ΩºÀÓΩÿ-Ω

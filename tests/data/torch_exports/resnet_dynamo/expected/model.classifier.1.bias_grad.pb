@@ -1,0 +1,1 @@
+Bmodel.classifier.1.bias_gradJæêÿ¾Ð\9œŠI>Dtâ¾¨Ã>?

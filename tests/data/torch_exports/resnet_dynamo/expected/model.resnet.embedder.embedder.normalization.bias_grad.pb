@@ -1,0 +1,1 @@
+B6model.resnet.embedder.embedder.normalization.bias_gradJ@¯O›=e§¾<™½•Ôè>¤Œr=îþ«=€#¿¹KÝY¾>ç½=F]=±Rý=`%V> \ô=z–7>q®>ž8¢=

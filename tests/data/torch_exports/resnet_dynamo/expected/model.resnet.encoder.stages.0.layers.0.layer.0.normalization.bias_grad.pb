@@ -1,0 +1,1 @@
+BFmodel.resnet.encoder.stages.0.layers.0.layer.0.normalization.bias_gradJ@Ø+};ÖT·½é0¾]ùj>èÄÆ¾PžU¾v÷}¼y‘|½’.î=,>i>ZÂ½½Öï]>‘¤à½`5¾ÖÞ¦¼

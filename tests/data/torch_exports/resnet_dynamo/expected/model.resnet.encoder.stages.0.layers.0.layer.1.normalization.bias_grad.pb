@@ -1,0 +1,1 @@
+BFmodel.resnet.encoder.stages.0.layers.0.layer.1.normalization.bias_gradJ@Œˆ…=NˆÉæõ‘	>≈(ô>J0UΩÊ–º<©#=S⁄+æÖMo>t6ÛΩ‡π4=@EL>ËC¬;œ≠>|õ>/N÷=

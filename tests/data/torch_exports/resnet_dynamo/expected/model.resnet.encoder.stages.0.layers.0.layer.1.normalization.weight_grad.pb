@@ -1,0 +1,1 @@
+BHmodel.resnet.encoder.stages.0.layers.0.layer.1.normalization.weight_gradJ@°rj¾¬5¾§Œ@½$¹p¾¥Õ•<ó¼•<ü‹=½†Î¾Lµã>]‚W<Yg½·…ž>Í1¹¼ö'½Q‚K¾) `¼

@@ -1,0 +1,1 @@
+Bmodel.classifier.1.bias_gradJèwÅ¾Ş=zn?J©r¾Îï¨<

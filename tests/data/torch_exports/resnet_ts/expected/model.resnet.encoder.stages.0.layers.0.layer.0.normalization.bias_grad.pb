@@ -1,0 +1,1 @@
+BFmodel.resnet.encoder.stages.0.layers.0.layer.0.normalization.bias_gradJ@O½HÈ¼DKæ<4	;¼ÁŽ¼Ø“§<x÷\<`$<@+Ýº •ªº?¡¼ %w¼¨;È¼ð+ÿ;p­Â<@:z;

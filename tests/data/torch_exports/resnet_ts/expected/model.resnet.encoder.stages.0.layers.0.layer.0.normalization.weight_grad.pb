@@ -1,0 +1,1 @@
+BHmodel.resnet.encoder.stages.0.layers.0.layer.0.normalization.weight_gradJ@-6¥¼¡ÍŽ=GÐ)½æUl½YP,=tè¼_\ª¼^-1=ªÃ»È?T<d½S¤‹=¥Õ™<°“Ë<æv•=ÊNÛ<

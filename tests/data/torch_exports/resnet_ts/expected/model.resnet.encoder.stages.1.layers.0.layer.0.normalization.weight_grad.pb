@@ -1,0 +1,1 @@
+ BHmodel.resnet.encoder.stages.1.layers.0.layer.0.normalization.weight_gradJ€Z&¢ºW=\W¸I0;<šž<A%¼£±y¹ç6¼´”~<%õš»þù<,“Ê»j­¤:ˆç9»ÀM<@6Á9?IÓ¼™¶­»d¥²»–£‚<ã¢ò¸Ñ„Ð;¢ß¼,=:¨Û¾».ÖF¼A®¼ìf°;(‡K<›Æ<n‰X¼r7a;

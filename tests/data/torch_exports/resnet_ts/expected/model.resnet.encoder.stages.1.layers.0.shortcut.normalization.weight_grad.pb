@@ -1,0 +1,1 @@
+ BImodel.resnet.encoder.stages.1.layers.0.shortcut.normalization.weight_gradJ€fjP<L·º;Î‘<ý™w¼)Ó,¼î2’½dÏô»\Ñ¬<à‡¼H¬»¥O-<ëí)¼Ýâ<$].»Va¨¼à¹$;s¢¬<¶»¹0<â:=€» ;H.½ˆEK¼Ð&G¼Rª<¡~!<¾æ¼Ì`<'<<2{Ñ¼ªA4»Ñ?½

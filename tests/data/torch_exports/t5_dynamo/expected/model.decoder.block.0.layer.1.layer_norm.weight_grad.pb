@@ -1,0 +1,1 @@
+B4model.decoder.block.0.layer.1.layer_norm.weight_gradJ@:ü»’¼ï.”»ä—åºØõ†;¸…ºÃMÍ»Ş! ¼°Ğ<l':¹§…;3i+<Nİ€<Pà¼¨æººnFx;

@@ -1,0 +1,1 @@
+B4model.decoder.block.1.layer.1.layer_norm.weight_gradJ@Š>:Âþó:´m< Œ;”_Ž:ìÃÖ:I˜d;/Vñ;†¡ó;µ<\Ì¤:Íˆ¿º»‚»ý:ñõ»¬“³º

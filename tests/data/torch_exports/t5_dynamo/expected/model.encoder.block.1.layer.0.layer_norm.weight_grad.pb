@@ -1,0 +1,1 @@
+B4model.encoder.block.1.layer.0.layer_norm.weight_gradJ@h]´»bM	¼ÂÝ¥ºé½<< Hå¼F½”ïC¼Ñ%¼"ô”<8	<º¿ÒºÆD%½Žö!=8½›_=2<

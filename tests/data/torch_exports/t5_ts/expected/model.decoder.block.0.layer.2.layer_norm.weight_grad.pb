@@ -1,0 +1,1 @@
+B4model.decoder.block.0.layer.2.layer_norm.weight_gradJ@<ÝY<,ˆ»Úr­¼*d½J|×<cLƒ:ã·z<¬V?=ÿóâ¼ãˆš¼&½«¢¼É+y<˜ø5<ýÎ;†ŸE;

@@ -1,0 +1,1 @@
+B4model.encoder.block.0.layer.0.layer_norm.weight_gradJ@Ø÷„»XV1;îR®½kB8¼úÑG½Â‹ú¼`uhº*Ñ½œ‘O¼£¼Ê½‹=.:»m-“=é=ã¼îXN>lbì»

@@ -1,0 +1,1 @@
+B4model.encoder.block.1.layer.1.layer_norm.weight_gradJ@ìAí¼å„:¼´¹ý›ú¼ýöï»!ºdˆæ<j'•;sî½Ft¼»H“¼l)¼ÝðÆ¼žò;Ž¼Ù:e¼

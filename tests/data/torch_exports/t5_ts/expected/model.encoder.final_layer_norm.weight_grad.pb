@@ -1,0 +1,1 @@
+B*model.encoder.final_layer_norm.weight_gradJ@Fl¥<™OÎ<Þ6\<þK£=P¡»Âz½1Þ1½Î%=fE:½’æœ½PúM:Cë;ñ±ô»Hw½.)<œl_½

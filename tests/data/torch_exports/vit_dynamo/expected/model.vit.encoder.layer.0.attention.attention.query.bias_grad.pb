@@ -1,0 +1,1 @@
+B=model.vit.encoder.layer.0.attention.attention.query.bias_gradJ@Õª­»]­ƒ»Eìs;ÑØ»||Î¹2÷:ó#$»cƒ»„È`<a­!¼^K†»wGQ¼{e¼¾ª»:â¦@¼ÔÒ8»

@@ -1,0 +1,1 @@
+B3model.vit.encoder.layer.0.layernorm_after.bias_gradJ@QX¼†U=Ùº?=$ú ¼™·»YÈ<‡:e»×öE¼zô'½6”º¼$~:n5»ø{‡½²¹½dÑÀ¼y/[¼

@@ -1,0 +1,1 @@
+B5model.vit.encoder.layer.0.layernorm_after.weight_gradJ@ƒËÖ<_q‡<³=Hjî¼fŞ%;ø=Z¼Á”<ıK¬¼&ör<ùÎ»RYf;‹½P‘g;º==mq¼

@@ -1,0 +1,1 @@
+B:model.vit.encoder.layer.1.attention.output.dense.bias_gradJ@Àg%9™=Çıº¼v–¾¼.½È z:d¥²¼zÿX½ W9˜GA=0˜9<;©½Ìg=ğ6.ºé»ç½Ää=

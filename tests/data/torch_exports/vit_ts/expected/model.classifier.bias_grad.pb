@@ -1,0 +1,1 @@
+Bmodel.classifier.bias_gradJÁó¾Ï¾=,ÀÂ;ÃÂ>êx¾=

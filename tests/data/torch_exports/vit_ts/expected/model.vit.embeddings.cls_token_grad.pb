@@ -1,0 +1,1 @@
+B#model.vit.embeddings.cls_token_gradJ@ðlo<õE/>Ô$õ<Úd»½ ú>ºzcƒ½4ó•»ï<•½póš»ÜÑX= ˜:›O,½Î–¼ò€¼DBÆ½†0>

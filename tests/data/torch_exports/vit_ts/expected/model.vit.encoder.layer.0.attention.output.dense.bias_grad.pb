@@ -1,0 +1,1 @@
+B:model.vit.encoder.layer.0.attention.output.dense.bias_gradJ@5Ÿ¯¼ä^Ã=Ž‰=Ž½ªT‡¼, N<þ²‘¼÷s½ÄÄ»ð=R$t;gÿ<™š=Tš½çÔ½ÓÐ=

@@ -1,0 +1,1 @@
+B4model.vit.encoder.layer.0.layernorm_before.bias_gradJ@RF¹=€Ø>=¶Å=~/<}N=&zé» <"=àY½×k„<×0³<:¸½=¢ƒ‰=ŠÐ¼ÈR«< 1§½9h¼

@@ -1,0 +1,1 @@
+B=model.vit.encoder.layer.1.attention.attention.value.bias_gradJ@0×‰½„¦7½I½£<¯æ»–’=z*·<saG¼þ(=D¿<]&¼»€	<]Û¼q!=˜]ˆ=}<»

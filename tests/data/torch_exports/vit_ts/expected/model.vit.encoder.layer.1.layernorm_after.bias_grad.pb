@@ -1,0 +1,1 @@
+B3model.vit.encoder.layer.1.layernorm_after.bias_gradJ@÷u€<à›];q<ò\=È¡ı<ç©dΩÍ-Àº‘MΩúX&Ω#ÁÎ<á<m˝gΩJsx=s5û;ëŒÌº7§ª

@@ -1,0 +1,1 @@
+B5model.vit.encoder.layer.1.layernorm_after.weight_gradJ@\Kz½Ì½;‘l×º]x=ª¹=;¨»£PÚ»úï=ğÔ;²Uœ»3›;´bµ¼z~=A¢ºÓcç»x€Lº

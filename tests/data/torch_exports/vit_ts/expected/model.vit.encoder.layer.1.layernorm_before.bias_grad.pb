@@ -1,0 +1,1 @@
+B4model.vit.encoder.layer.1.layernorm_before.bias_gradJ@À™½îu¦¼g‚˜¼ı–“½Á)=ÏO¼Óã<ö<‡ì…<çÊ¼õ–,½ß}Ÿ=GÌ\¼J=<ê=*”<

@@ -1,0 +1,1 @@
+B6model.vit.encoder.layer.1.layernorm_before.weight_gradJ@V’Ù=İ½?ó¼‰!Ş½<	º”X¼gÆ£;¦Àø¼pÿ¹ğô'<_û<kÓ¼¤6ş»úA;#Éç¼ŠRš¼

@@ -1,0 +1,1 @@
+B0model.vit.encoder.layer.1.output.dense.bias_gradJ@ãûu¼a™=ž¡Í¼—Kö¼µ»½¶­;<ÿ77¼Ú[8½xyª<á=„Êø;bý¼Éã"=êü»mtÐ½äËæ=
