@@ -138,6 +138,15 @@ def export_dynamo(module, args, path):
         onnxscript.optimizer.optimize = saved
 
 
+def dims_text(axes, inputs):
+    """--dims for the symbolic dims of a TorchScript export, at the fixture's input sizes."""
+    dims = {}
+    for name, per_axis in axes.items():
+        for axis, dim in per_axis.items():
+            dims[dim] = inputs[name].shape[axis]
+    return ",".join(f"{k}={v}" for k, v in sorted(dims.items()))
+
+
 def initializer_names(model_proto):
     return {t.name for t in model_proto.graph.initializer}
 
@@ -203,6 +212,7 @@ def export_case(out, model_name, exporter, cls, config, seed):
         "loss": proto.graph.output[0].name,
         "loss_value": float(loss.detach()),
         "inputs": dict(zip(graph_inputs, names)),
+        "dims": dims_text(axes, inputs) if exporter == "ts" else "",
         "gradients": sorted(grads),
         "parameters_not_in_export": missing,
         "local_functions": len(proto.functions),
