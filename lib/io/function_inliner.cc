@@ -152,7 +152,7 @@ class Inliner {
       return Status::Ok();
     }
     for (int i = 0; i < node.output_size(); ++i) node.set_output(i, Define(node.output(i), scope));
-    return Expand(node, *callee->second, ModuleFromMetadata(NodeMetadata(node)), out, modules);
+    return Expand(node, *callee->second, node_module, out, modules);
   }
 
   /// Replaces ref_attr_name attributes by their bound values and renames inside subgraphs.
@@ -206,7 +206,8 @@ class Inliner {
   }
 
   /// Emits the body of `f` for the call `call` (inputs, outputs and attributes already resolved).
-  Status Expand(const onnx::NodeProto& call, const onnx::FunctionProto& f, const std::string& call_module,
+  /// `caller_module` is the call's module (its metadata's, else the enclosing function's).
+  Status Expand(const onnx::NodeProto& call, const onnx::FunctionProto& f, const std::string& caller_module,
                 std::vector<onnx::NodeProto>& out, std::vector<std::string>& modules) {
     const FunctionKey key{NormalDomain(f.domain()), f.name(), FunctionOverload(f)};
     if (std::find(stack_.begin(), stack_.end(), key) != stack_.end()) {
@@ -242,7 +243,10 @@ class Inliner {
         body.names[f.output(i)] = actual;
       }
     }
-    const std::string module = call_module.empty() ? ModuleFromFunctionName(f.name()) : call_module;
+    // A module's function names the module; a torch_lib function (one op) keeps the caller's.
+    std::string module = ModuleFromMetadata(NodeMetadata(call));
+    if (module.empty()) module = ModuleFromFunctionName(f.name());
+    if (module.empty()) module = caller_module;
     stack_.push_back(key);
     MEMOPT_RETURN_IF_ERROR(EmitNodes(f.node(), body, &binding, module, out, modules));
     stack_.pop_back();

@@ -170,7 +170,12 @@ TEST_CASE("PyTorch module names from metadata and dynamo function names", "[load
             "transformers_models_llama_modeling_llama_LlamaSdpaAttention_L__self___model_layers_0_self_attn_1") ==
         "model_layers_0_self_attn (LlamaSdpaAttention)");
   CHECK(io::ModuleFromFunctionName("torch_nn_modules_linear_Linear_L__s___m_lm_head_1") == "m_lm_head (Linear)");
+  CHECK(io::ModuleFromFunctionName("transformers_models_llama_modeling_llama_LlamaMLP_model_model_layers_1_mlp_1") ==
+        "model_model_layers_1_mlp (LlamaMLP)");
   CHECK(io::ModuleFromFunctionName("Block") == "Block");
+  CHECK(io::ModuleFromFunctionName("_aten_gelu_approximate_none").empty());
+  CHECK(io::ModuleFromFunctionName("torch_nn_modules_linear_Linear_model_decoder_block_0_layer_1_EncDecAttention_v_1") ==
+        "model_decoder_block_0_layer_1_EncDecAttention_v (Linear)");
   CHECK(io::ModuleFromMetadata({{"pkg.torch.onnx.name_scopes", "['', 'model', 'model.layers.0']"}}) ==
         "model.layers.0");
   CHECK(io::ModuleFromMetadata({{"namespace", ": GPT2/transformer: GPT2Model/transformer.h.0: GPT2Block"}}) ==

@@ -56,21 +56,33 @@ std::string ModuleFromMetadata(const MetadataEntries& metadata) {
 }
 
 std::string ModuleFromFunctionName(const std::string& function_name) {
-  const size_t marker = function_name.find("_L__");
-  if (marker == std::string::npos) return function_name;
-  const std::string class_path = function_name.substr(0, marker);
-  std::string attribute = function_name.substr(marker + 4);
-  // "<self name>___<path>": dynamo names the module's attribute path after the forward's self.
-  const size_t self_end = attribute.find("___");
-  if (self_end != std::string::npos) attribute = attribute.substr(self_end + 3);
+  // "<python module path>_<Class>_<attribute path>_<n>", the attribute path sometimes after
+  // dynamo's "L__<self name>___" prefix: the class is the first '_'-separated word that starts
+  // with a capital letter and is followed by a path.
+  size_t cls_begin = std::string::npos;
+  for (size_t i = 0; i < function_name.size(); ++i) {
+    const bool word_start = i == 0 || function_name[i - 1] == '_';
+    const bool self_marker = function_name.compare(i, 3, "L__") == 0;
+    if (word_start && self_marker) break;  // the attribute path started without a class
+    if (word_start && std::isupper(static_cast<unsigned char>(function_name[i]))) {
+      cls_begin = i;
+      break;
+    }
+  }
+  if (cls_begin == std::string::npos) return "";
+  const size_t cls_end = std::min(function_name.find('_', cls_begin), function_name.size());
+  const std::string cls = function_name.substr(cls_begin, cls_end - cls_begin);
+  std::string attribute = cls_end < function_name.size() ? function_name.substr(cls_end + 1) : std::string();
+  if (attribute.rfind("L__", 0) == 0) {
+    const size_t self_end = attribute.find("___");
+    attribute = self_end == std::string::npos ? std::string() : attribute.substr(self_end + 3);
+  }
   // The trailing call counter "_<n>".
   const size_t last = attribute.find_last_of('_');
   if (last != std::string::npos && last + 1 < attribute.size() &&
       attribute.find_first_not_of("0123456789", last + 1) == std::string::npos) {
     attribute.resize(last);
   }
-  const size_t class_start = class_path.find_last_of('_');
-  const std::string cls = class_start == std::string::npos ? class_path : class_path.substr(class_start + 1);
   if (attribute.empty()) return cls;
   return attribute + " (" + cls + ")";
 }

@@ -16,7 +16,8 @@ namespace memopt::io {
 std::string ModuleFromMetadata(const MetadataEntries& metadata);
 
 /// "<attribute path> (<Class>)" for a function of PyTorch 2.4's dynamo exporter, e.g.
-/// "model_layers_0_self_attn (LlamaSdpaAttention)"; otherwise the function name as it is.
+/// "model_layers_0_self_attn (LlamaSdpaAttention)"; "" for a name without a class (onnxscript's
+/// torch_lib functions such as "_aten_gelu_approximate_none", which implement one op).
 std::string ModuleFromFunctionName(const std::string& function_name);
 
 }  // namespace memopt::io

@@ -211,13 +211,32 @@ std::optional<SymExpr> AbsFn(InferContext&, const std::vector<SymExpr>& a) {
 }
 
 std::optional<SymExpr> DivFn(InferContext& ctx, const std::vector<SymExpr>& a) {
-  if (!IsInteger(ctx.OutputInfo(0).dtype)) return std::nullopt;  // float division may leave integers
+  if (!IsInteger(ctx.OutputInfo(0).dtype)) {
+    // Float division of shape values (the dynamo exporter computes ceil(n / 32.0) * 32): exact as
+    // a rational by a non-zero constant; Ceil/Floor and a Cast back make integers of it.
+    auto y = a[1].AsRational();
+    if (!y.has_value() || y->IsZero()) return std::nullopt;
+    return a[0].Scaled(Rational(1) / *y);
+  }
   auto x = a[0].AsInt();
   auto y = a[1].AsInt();
   if (y.has_value() && *y == 0) return std::nullopt;
   if (x.has_value() && y.has_value()) return SymExpr(*x / *y);  // C++ truncates like ONNX
   if (auto exact = IntegerQuotient(a[0], a[1]); exact.has_value()) return exact;
   if (y.has_value() && *y > 0 && KnownNonNegative(a[0])) return SymExpr::FloorDiv(a[0], a[1]);
+  return std::nullopt;
+}
+
+/// Ceil/Floor of constants, and of integral polynomials (which they leave as they are).
+template <bool kCeil>
+std::optional<SymExpr> RoundFn(InferContext&, const std::vector<SymExpr>& a) {
+  if (auto r = a[0].AsRational(); r.has_value()) {
+    const int64_t q = r->num / r->den;  // toward zero
+    const bool exact = q * r->den == r->num;
+    if (exact) return SymExpr(q);
+    return SymExpr(kCeil ? (r->num > 0 ? q + 1 : q) : (r->num > 0 ? q : q - 1));
+  }
+  if (a[0].IsPolynomial() && a[0].ToString().find('/') == std::string::npos) return a[0];
   return std::nullopt;
 }
 
@@ -344,6 +363,8 @@ void RegisterValueRules(RuleRegistry& r) {
   r.AddValues("", "Mul", Elementwise<MulFn, 2>);
   r.AddValues("", "Div", Elementwise<DivFn, 2>);
   r.AddValues("", "Mod", Elementwise<ModFn, 2>);
+  r.AddValues("", "Ceil", Elementwise<RoundFn<true>, 1>);
+  r.AddValues("", "Floor", Elementwise<RoundFn<false>, 1>);
   r.AddValues("", "Neg", Elementwise<NegFn, 1>);
   r.AddValues("", "Abs", Elementwise<AbsFn, 1>);
   r.AddValues("", "Max", Elementwise<MaxFn, 0>);
