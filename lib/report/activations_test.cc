@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "analysis/analysis_test_util.h"
+#include "grad/grad_builder.h"
 #include "test_data.h"
 
 namespace memopt {
@@ -93,6 +94,34 @@ TEST_CASE("activations: identical BLOOM layers are folded", "[report][activation
   // The decisions follow the table plans: as many RECOMPUTE tensors as the plans free.
   CHECK(folded.recompute_tensors == flat.recompute_tensors);
   CHECK(folded.recompute_tensors > 0);
+}
+
+}  // namespace
+}  // namespace memopt
+
+namespace memopt {
+namespace {
+
+// A dynamo export keeps the PyTorch module of each node (the function it was inlined from): the
+// table gets a module column and the JSON rows a "module" field.
+TEST_CASE("activations: PyTorch module names of a dynamo export", "[report][activations][torch_exports]") {
+  const std::string path = testing::SourcePath("tests/data/torch_exports/llama_dynamo/model.onnx");
+  auto forward = LoadModel(path);
+  REQUIRE(forward.ok());
+  auto training = BuildGradientGraph(*forward);
+  REQUIRE(training.ok());
+  const Graph& g = training->model.graph;
+  ScanResult scan = Scan(g, ScanOptions{}).value();
+  ActivationOptions options;
+  ActivationTable table = BuildActivationTable(g, scan, options);
+  REQUIRE(!table.rows.empty());
+  const std::string text = RenderActivationsText("llama", g, table, options, OutputFormat::kTable);
+  CHECK(text.find("module") != std::string::npos);
+  CHECK(text.find("(LlamaSdpaAttention)") != std::string::npos);
+  nlohmann::json j = ActivationsToJson("llama", g, table, options);
+  int with_module = 0;
+  for (const auto& row : j["activations"]) with_module += row.contains("module") ? 1 : 0;
+  CHECK(with_module > static_cast<int>(j["activations"].size()) / 2);
 }
 
 }  // namespace

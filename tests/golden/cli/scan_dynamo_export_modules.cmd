@@ -1,0 +1,1 @@
+scan @SRC@/tests/data/torch_exports/llama_dynamo/model.onnx

@@ -1,0 +1,1 @@
+scan @SRC@/tests/data/dims/range_unresolved.onnx
