@@ -130,6 +130,24 @@ TEST_CASE("grad check: Cast through float32", "[grad][gradcheck]") {
   CHECK(CountOps(r, "Cast") == 4);
 }
 
+// CastLike (the dynamo exporter's casts): the gradient goes back to X's type; the type source
+// gets none.
+TEST_CASE("grad check: CastLike through float32", "[grad][gradcheck]") {
+  GradCheck c;
+  c.text = R"(<ir_version: 8, opset_import: ["" : 17]>
+    g (double[2, 3] x) => (double[2, 3] y) {
+      like = Constant <value = float[1] {0.0}> ()
+      f = CastLike(x, like)
+      t = Tanh(f)
+      y = Cast <to = 11> (t)
+    })";
+  c.options.trainable = "^x$";
+  c.step = 1e-3;
+  c.tol = 1e-4;
+  auto r = RunGradCheck(c);
+  CHECK(CountOps(r, "Cast") == 3);
+}
+
 TEST_CASE("grad check: Where with broadcast branches", "[grad][gradcheck]") {
   GradCheck c;
   c.text = R"(<ir_version: 8, opset_import: ["" : 17]>
