@@ -15,8 +15,10 @@ namespace memopt::io {
 namespace {
 
 /// Inlining may not grow the graph past this many nodes (a guard against call trees that
-/// multiply: f calls g twice, g calls h twice, ...).
-constexpr size_t kMaxInlinedNodes = size_t{20} * 1000 * 1000;
+/// multiply: f calls g twice, g calls h twice, ...); real models stay far below.
+constexpr size_t kMaxInlinedNodes = size_t{4} * 1000 * 1000;
+/// Calls may nest this deep (each level is a few stack frames).
+constexpr size_t kMaxCallDepth = 200;
 
 std::string NormalDomain(const std::string& d) { return d == "ai.onnx" ? std::string() : d; }
 std::string Quote(const std::string& s) { return "'" + s + "'"; }
@@ -215,6 +217,10 @@ class Inliner {
       for (const auto& k : stack_) chain += Quote(std::get<1>(k)) + " -> ";
       return InvalidInput("model-local function " + Quote(f.name()) + " calls itself (" + chain + Quote(f.name()) +
                           "); recursive functions cannot be inlined");
+    }
+    if (stack_.size() >= kMaxCallDepth) {
+      return InvalidInput("model-local functions nest deeper than " + std::to_string(kMaxCallDepth) +
+                          " calls (at " + Quote(f.name()) + ")");
     }
     ++stats_.calls;
     inlined_.insert(std::get<0>(key) + ":" + f.name());

@@ -185,3 +185,53 @@ TEST_CASE("PyTorch module names from metadata and dynamo function names", "[load
 
 }  // namespace
 }  // namespace memopt
+
+namespace memopt {
+namespace {
+
+// PyTorch 2.5+ writes the module into node metadata (NodeProto field 9, which the linked ONNX
+// release does not declare): the loader reads it from the unknown fields.
+TEST_CASE("Loader: node metadata names the PyTorch module", "[loader][inline]") {
+  onnx::ModelProto proto;
+  proto.set_ir_version(10);
+  auto* opset = proto.add_opset_import();
+  opset->set_version(18);
+  auto* graph = proto.mutable_graph();
+  graph->set_name("g");
+  auto* x = graph->add_input();
+  x->set_name("x");
+  x->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  auto* y = graph->add_output();
+  y->set_name("y");
+  y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  auto* node = graph->add_node();
+  node->set_op_type("Relu");
+  node->add_input("x");
+  node->add_output("y");
+  onnx::StringStringEntryProto entry;
+  entry.set_key("pkg.torch.onnx.name_scopes");
+  entry.set_value("['', 'encoder', 'encoder.layer.0', 'encoder.layer.0.act']");
+  node->GetReflection()->MutableUnknownFields(node)->AddLengthDelimited(9, entry.SerializeAsString());
+  auto model = ModelFromProto(proto);
+  INFO(model.status().message());
+  REQUIRE(model.ok());
+  REQUIRE(model->graph.nodes.size() == 1);
+  CHECK(model->graph.nodes[0].module == "encoder.layer.0.act");
+  CHECK(io::NodeMetadata(model->graph.nodes[0].proto).size() == 1);
+}
+
+TEST_CASE("Inliner: call chains past the depth limit are an error", "[loader][inline]") {
+  std::string text = "<ir_version: 8, opset_import: [\"\" : 17, \"local\" : 1]>\nmain (float[2] x) => (float[2] y) {\n"
+                     "  y = local.F0(x)\n}\n";
+  for (int i = 0; i < 300; ++i) {
+    text += "<domain: \"local\", opset_import: [\"\" : 17, \"local\" : 1]>\nF" + std::to_string(i) +
+            " (x) => (y) {\n  y = " + (i + 1 < 300 ? "local.F" + std::to_string(i + 1) : std::string("Relu")) +
+            "(x)\n}\n";
+  }
+  auto model = LoadModelFromText(text);
+  REQUIRE(!model.ok());
+  CHECK(model.status().message().find("nest deeper than 200 calls") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace memopt
