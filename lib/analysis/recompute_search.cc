@@ -215,33 +215,33 @@ RecomputeSearchResult SearchRecomputePlans(const Graph& graph, const ExecutionOr
       result.rejected.push_back({entry, gate});
       continue;
     }
-    SearchOutcome outcome = searcher.Search(entry, /*compromise=*/false);
-    bool compromise = false;
-    if (!outcome.ok && outcome.can_compromise) {
-      SearchOutcome second = searcher.Search(entry, /*compromise=*/true);
-      if (second.ok) {
-        outcome = std::move(second);
-        compromise = true;
+    auto add_plan = [&](SearchOutcome& outcome, bool compromise) {
+      RecomputePlan plan;
+      plan.entry = entry;
+      for (int32_t k : stashed.outputs[entry]) {
+        StashedOutput out;
+        out.output_index = k;
+        out.value = node.outputs[k];
+        out.bytes = graph.values[out.value].info.Bytes();
+        plan.outputs.push_back(std::move(out));
       }
-    }
-    if (!outcome.ok) {
-      result.rejected.push_back({entry, "no recompute subgraph: " + outcome.failure});
+      plan.subgraph = std::move(outcome.subgraph);
+      plan.compromise = compromise;
+      plan.save_ratio = compromise ? outcome.save_ratio : Rational(1);
+      plan.cluster_id = ClusterId(graph, plan.subgraph);
+      result.plans.push_back(std::move(plan));
+    };
+    SearchOutcome full = searcher.Search(entry, /*compromise=*/false);
+    // ORT 1.19.2 searches the compromise plan whenever the full search met a widening Cast, and
+    // keeps both plans (type 1 first); ORT's later sources only when the full search failed.
+    const bool try_compromise = full.can_compromise && (!full.ok || !options.compromise_only_on_failure);
+    SearchOutcome second = try_compromise ? searcher.Search(entry, /*compromise=*/true) : SearchOutcome{};
+    if (!full.ok && !second.ok) {
+      result.rejected.push_back({entry, "no recompute subgraph: " + full.failure});
       continue;
     }
-    RecomputePlan plan;
-    plan.entry = entry;
-    for (int32_t k : stashed.outputs[entry]) {
-      StashedOutput out;
-      out.output_index = k;
-      out.value = node.outputs[k];
-      out.bytes = graph.values[out.value].info.Bytes();
-      plan.outputs.push_back(std::move(out));
-    }
-    plan.subgraph = std::move(outcome.subgraph);
-    plan.compromise = compromise;
-    plan.save_ratio = compromise ? outcome.save_ratio : Rational(1);
-    plan.cluster_id = ClusterId(graph, plan.subgraph);
-    result.plans.push_back(std::move(plan));
+    if (full.ok) add_plan(full, false);
+    if (second.ok) add_plan(second, true);
   }
   std::reverse(result.rejected.begin(), result.rejected.end());
   return result;

@@ -2,8 +2,9 @@
 // §3.1, §3.2, §3.7): a level-by-level BFS from the node's stashed outputs towards its inputs,
 // through recomputable ops, stopping at stashed tensors (they stay available), graph inputs,
 // initializers, ignorable inputs and small static tensors (< 2^20 elements). A
-// non-recomputable, non-stashed producer makes the plan fail; when it fails and a widening Cast
-// was met, a compromise (type 2) search stops at that Cast and saves 1 - in/out of the bytes.
+// non-recomputable, non-stashed producer makes the plan fail. When a widening Cast was met, a
+// compromise (type 2) search stops at that Cast and saves 1 - in/out of the bytes: a second plan
+// of the node, as ONNX Runtime 1.19.2 makes it (RecomputeSearchOptions).
 #pragma once
 
 #include <cstddef>
@@ -21,6 +22,9 @@ struct RecomputeSearchOptions {
   int probe_level = 1;          ///< 0 basic, 1 advanced op table
   bool layer_boundary = false;  ///< gate stashed inputs of layer-boundary LayerNorms
   size_t max_nodes = 0;         ///< subgraph size limit; 0 = none (ORT HEAD); 15/50 = older ORT
+  /// false (ORT 1.19.2, the release): a node whose full search met a widening Cast also gets a
+  /// compromise (type 2) plan; true (ORT's later sources): only when the full search failed.
+  bool compromise_only_on_failure = false;
 };
 
 struct RecomputeSearchResult {

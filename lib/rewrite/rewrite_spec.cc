@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -90,6 +91,12 @@ Expected<RewriteSpec> RewriteSpecBuilder::Build(const std::vector<size_t>& plans
   std::vector<size_t> order = plans;
   std::sort(order.begin(), order.end());
   order.erase(std::unique(order.begin(), order.end()), order.end());
+  // One plan per node: a node with a type-1 and a type-2 plan gets the first one selected (its
+  // plans are adjacent, type 1 first), as ORT finalizes the first matching plan of a node.
+  std::unordered_set<NodeId> entries;
+  order.erase(std::remove_if(order.begin(), order.end(),
+                             [&](size_t p) { return p < scan_.plans.size() && !entries.insert(scan_.plans[p].entry).second; }),
+              order.end());
 
   // Maps keyed by the values and nodes the plans touch: a spec costs the size of its plans, not of
   // the graph (the budget planner builds one per candidate).

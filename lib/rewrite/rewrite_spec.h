@@ -60,7 +60,8 @@ class RewriteSpecBuilder {
  public:
   RewriteSpecBuilder(const Graph& graph, const ScanResult& scan);
 
-  /// The spec for `plans` (indices into ScanResult::plans, any order; duplicates ignored).
+  /// The spec for `plans` (indices into ScanResult::plans, any order; duplicates ignored; of two
+  /// plans of one node, type 1 and type 2, only the first is applied).
   /// Errors: a PythonOp in a subgraph (its RNG-state rewiring is not implemented), a clone name
   /// that already exists in the graph (a graph rewritten before).
   Expected<RewriteSpec> Build(const std::vector<size_t>& plans) const;
