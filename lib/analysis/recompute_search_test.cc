@@ -111,6 +111,35 @@ TEST_CASE("recompute search: compromise plan stops at a widening Cast", "[analys
   CHECK(CastSizeRatio(m.graph, m.graph.nodes[NodeByName(m.graph, "cast")]) == Rational::Make(1, 2));
 }
 
+TEST_CASE("recompute search: a node gets type-1 and type-2 plans as in ORT 1.19.2", "[analysis][recompute]") {
+  // The full search succeeds through the Cast (x is a graph input): ORT 1.19.2 still searches the
+  // compromise plan, since a widening Cast was met, and keeps both; ORT's later sources do not.
+  Model m = testing::TextModel(R"(
+    <ir_version: 8, opset_import: ["" : 15, "com.microsoft" : 1]>
+    g (float16[N, 4] x) => (float[N, 4] out) {
+      c = Cast <to = 1> (x)
+      prod = Mul(c, c)
+      y = com.microsoft.YieldOp <full_shape_outputs = [0]> (prod)
+      out = Mul(y, prod)
+    })",
+                               {"cast", "mul", "yield", "mul_grad"});
+  Searched s = SearchAll(m.graph, {});
+  REQUIRE(s.result.plans.size() == 2);
+  CHECK(s.result.plans[0].entry == NodeByName(m.graph, "mul"));
+  CHECK(s.result.plans[0].type() == 1);
+  CHECK(s.result.plans[0].cluster_id == "Cast+Mul+");
+  CHECK(s.result.plans[1].entry == NodeByName(m.graph, "mul"));
+  CHECK(s.result.plans[1].type() == 2);
+  CHECK(s.result.plans[1].cluster_id == "Cast+Mul+");
+  CHECK(s.result.plans[1].save_ratio == Rational::Make(1, 2));
+
+  RecomputeSearchOptions head;
+  head.compromise_only_on_failure = true;
+  Searched h = SearchAll(m.graph, head);
+  REQUIRE(h.result.plans.size() == 1);
+  CHECK(h.result.plans[0].type() == 1);
+}
+
 TEST_CASE("recompute search: small static inputs are not traversed", "[analysis][recompute]") {
   // k = Relu(w) is [8]: small and static, so the clone of Mul reads it and the plan succeeds.
   // With a symbolic size the Relu would have to be recomputed and the plan fails.
