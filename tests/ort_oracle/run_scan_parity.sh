@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# ctest wrapper of check_scan_parity.py: memopt's scan tables against ONNX Runtime 1.19.2's
+# analysis on ORT's recompute test graphs (shared data, when present) and on the training graphs
+# `memopt grad` builds from the PyTorch exports in tests/data (both exporters) and the grad
+# fixtures. Needs a Python with onnxruntime-training and onnx (.venv-ort from
+# scripts/setup_ort_oracle.sh, or MEMOPT_ORT_PYTHON); skips (exit 77) without one.
+# Usage: run_scan_parity.sh MEMOPT SRC_DIR DATA_DIR WORK_DIR
+set -u
+memopt=$1 src=$2 data=$3 work=$4
+python=${MEMOPT_ORT_PYTHON:-$src/.venv-ort/bin/python}
+if [[ ! -x $python ]] || ! "$python" -c "import onnxruntime, onnx" 2>/dev/null; then
+  echo "skipped: no Python with onnxruntime-training and onnx at $python (run scripts/setup_ort_oracle.sh)"
+  exit 77
+fi
+rm -rf "$work"
+mkdir -p "$work"
+trap 'rm -rf "$work"' EXIT
+models=()
+for dir in "$src"/tests/data/torch_exports/*/ "$src"/tests/data/grad_fixtures/*/; do
+  [[ -f $dir/manifest.json ]] || continue
+  name=$(basename "$dir")
+  "$memopt" grad "$dir/model.onnx" -o "$work/${name}_train.onnx" >/dev/null 2>&1 || {
+    echo "FAIL: memopt grad $dir/model.onnx"
+    exit 1
+  }
+  models+=("$work/${name}_train.onnx")
+done
+for graph in recompute_gelu recompute_tile 3layer_bloom_optimized_training; do
+  [[ -f $data/ort_recompute/$graph.onnx ]] && models+=("$data/ort_recompute/$graph.onnx")
+done
+"$python" "$src/tests/ort_oracle/check_scan_parity.py" "$memopt" "$work" "${models[@]}"
