@@ -10,13 +10,17 @@ For each training graph (forward + YieldOp + backward):
      row, a frequency and the options (Recompute = type 1, RecomputeWithCompromise = type 2) of
      the nodes it clusters;
   3. `memopt scan --level 2` of the saved graph must list the same (cluster id, type) pairs with the
-     same total frequencies, and `--level 1` the type-1 ones.
+     same total frequencies, and `--level 1` the type-1 ones; each id's Saving Symbolic must equal
+     the sum over ORT's rows of freq x stashed bytes x percent saved, with every dim at 3, 7 and 16
+     (ids whose sizes ORT does not know or has unnamed dims in, which the two name differently, are
+    left out).
 The dict the same call returns is not compared: it folds in the buffer-reuse plan and changes from
 run to run. Accepted differences are listed in ACCEPTED with their reason (none so far).
 
     check_scan_parity.py MEMOPT WORK_DIR MODEL [MODEL ...]
 """
 import collections
+import csv
 import os
 import re
 import subprocess
@@ -56,30 +60,75 @@ def ort_analysis(model, saved):
 
 
 def parse_insight(table):
-    """{"cluster:type:-1": total frequency} from ORT's MemoryInsight table."""
+    """({"cluster:type:-1": total frequency}, {"cluster:type:-1": [(freq, [(bytes expr, byte/elem,
+    percent saved) per stashed output])]}) from ORT's MemoryInsight table."""
     counts = collections.Counter()
-    freq = None
+    savings = collections.defaultdict(list)
+    freq, current = None, None
     for line in table.splitlines():
         row = re.match(r"\|(\d+)\s+\|", line)
         if row:
-            freq = int(row.group(1))
+            freq, current = int(row.group(1)), None
             continue
         option = re.search(r">>Option \d+\s+: (Recompute|RecomputeWithCompromise) subgraph (\S+)", line)
         if option and freq is not None:
-            counts[f"{option.group(2)}:{1 if option.group(1) == 'Recompute' else 2}:-1"] += freq
-    return counts
+            current = f"{option.group(2)}:{1 if option.group(1) == 'Recompute' else 2}:-1"
+            counts[current] += freq
+            savings[current].append((freq, []))
+            continue
+        output = re.search(r"- Output \d+\s+: \[(.*)\], byte/elem: (\d+), (\d+)% saved", line)
+        if output and current is not None:
+            savings[current][-1][1].append((output.group(1), int(output.group(2)), int(output.group(3))))
+    return counts, savings
+
+
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def evaluate(expr, dims):
+    """Value of a polynomial printed by ORT or memopt ('**', '*', '+', '-', parentheses)."""
+    if not re.fullmatch(r"[A-Za-z0-9_.*+\-() ]*", expr):
+        raise ValueError(f"unexpected characters in {expr!r}")
+    return eval(expr, {"__builtins__": {}}, dims)  # noqa: S307 - checked above: arithmetic only
+
+
+def compare_savings(name, ours, theirs):
+    """memopt's Saving Symbolic column against ORT's per-output byte counts, every dim at 3, 7 and
+    16; ids whose sizes involve unnamed dims (ORT's empty_dim_param<n>, memopt's unk__<n>)
+    and ORT's "[unknown]" sizes are skipped."""
+    problems, compared = [], 0
+    for key, rows in theirs.items():
+        if key not in ours:
+            continue
+        texts = [ours[key]] + [e for _, outs in rows for e, _, _ in outs]
+        names = {n for t in texts for n in IDENTIFIER.findall(t)}
+        if any(n.startswith(("empty_dim_param", "unk__")) or n == "unknown" for n in names):
+            continue
+        compared += 1
+        # Every dim at the same value: ORT's and memopt's inference may name a dim the graph ties to
+        # another (labels' batch or input_ids' batch) differently.
+        for value in (3, 7, 16):
+            dims = {n: value for n in names}
+            want = sum(freq * evaluate(e, dims) * per_elem * percent / 100.0 for freq, outs in rows
+                       for e, per_elem, percent in outs)
+            got = evaluate(ours[key], dims)
+            if abs(got - want) > 1e-9 * max(1.0, abs(want)):
+                problems.append(f"{key}: saving {ours[key]} = {got} vs ORT {want} at dims {dims}")
+                break
+    return problems, compared
 
 
 def memopt_table(memopt, model, level):
+    """({config: freq}, {config: Saving Symbolic}) of `memopt scan --level`."""
     run = subprocess.run([memopt, "-qq", "scan", model, "--level", str(level), "--format", "csv"],
                          capture_output=True, text=True)
     if run.returncode != 0:
         raise RuntimeError(f"memopt scan --level {level}: exit {run.returncode}: {run.stderr.strip()}")
-    counts = collections.Counter()
-    for line in run.stdout.splitlines()[1:]:
-        config, freq = line.split(",")[:2]
+    counts, savings = collections.Counter(), {}
+    for config, freq, _, symbolic in list(csv.reader(run.stdout.splitlines()))[1:]:
         counts[config] += int(freq)
-    return counts
+        savings[config] = symbolic
+    return counts, savings
 
 
 def compare(name, ours, theirs, what):
@@ -104,10 +153,13 @@ def main():
         name = os.path.basename(model)
         saved = os.path.join(work, name.replace(".onnx", "") + ".ort_analysed.onnx")
         try:
-            insight = parse_insight(ort_analysis(model, saved))
+            insight, ort_savings = parse_insight(ort_analysis(model, saved))
             type1 = collections.Counter({k: v for k, v in insight.items() if k.endswith(":1:-1")})
-            problems = compare(name, memopt_table(memopt, saved, 2), insight, "level 2")
-            problems += compare(name, memopt_table(memopt, saved, 1), type1, "level 1")
+            level2, level2_savings = memopt_table(memopt, saved, 2)
+            problems = compare(name, level2, insight, "level 2")
+            problems += compare(name, memopt_table(memopt, saved, 1)[0], type1, "level 1")
+            saving_problems, compared = compare_savings(name, level2_savings, ort_savings)
+            problems += saving_problems
         except Exception as e:  # noqa: BLE001 - reported with the graph
             failed = True
             print(f"FAIL {name}: {type(e).__name__}: {e}")
@@ -116,7 +168,8 @@ def main():
             failed = True
             print(f"FAIL {name}: " + "; ".join(problems))
         else:
-            print(f"ok {name}: {len(insight)} cluster ids ({sum(insight.values())} plans) as ORT at levels 1 and 2")
+            print(f"ok {name}: {len(insight)} cluster ids ({sum(insight.values())} plans) as ORT at levels 1 and 2; "
+                  f"savings of {compared} equal")
     return 1 if failed else 0
 
 
