@@ -145,6 +145,50 @@ def compare(name, ours, theirs, what):
     return problems
 
 
+def rewrite_summary(path):
+    """(node count, clone op types, backward reads of recomputed tensors) of a rewritten graph."""
+    proto = onnx.load(path, load_external_data=False)
+    clones = collections.Counter(n.op_type for n in proto.graph.node if any(o.endswith("_recompute") for o in n.output))
+    reads = sorted((n.name, i, x) for n in proto.graph.node for i, x in enumerate(n.input)
+                   if x.endswith("_recompute") and not any(o.endswith("_recompute") for o in n.output))
+    return len(proto.graph.node), clones, reads
+
+
+def compare_rewrite(memopt, saved, work, level):
+    """ORT's rewrite and `memopt apply` of memopt's level config: the same node count, clone op
+    types and backward reads of the recomputed tensors. Returns (problems, note)."""
+    base = os.path.join(work, os.path.basename(saved).replace(".onnx", f".level{level}"))
+    config = base + ".json"
+    subprocess.run([memopt, "-qq", "plan", saved, "--level", str(level), "-o", config], capture_output=True,
+                   check=True)
+    options = ort.SessionOptions()
+    options.add_session_config_entry("optimization.memory_optimizer_config", config)
+    options.add_session_config_entry("optimization.enable_memory_probe_recompute_config", "1:1")
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.optimized_model_filepath = base + ".ort.onnx"
+    options.log_severity_level = 3
+    try:
+        ort.InferenceSession(saved, options, providers=["CPUExecutionProvider"])
+    except Exception as e:  # noqa: BLE001
+        if "two nodes with same node name" in str(e):
+            # ORT names every clone of an unnamed node "_recompute" and then refuses its own
+            # rewrite (docs/ort.md); memopt's clones have unique names, so there is nothing to compare.
+            return [], f"level {level}: ORT refuses its own rewrite (duplicate '_recompute' names)"
+        raise
+    subprocess.run([memopt, "-qq", "apply", saved, "--config", config, "-o", base + ".memopt.onnx"],
+                   capture_output=True, check=True)
+    theirs, ours = rewrite_summary(base + ".ort.onnx"), rewrite_summary(base + ".memopt.onnx")
+    problems = []
+    if ours[0] != theirs[0]:
+        problems.append(f"level {level} rewrite: {ours[0]} nodes, ORT {theirs[0]}")
+    if ours[1] != theirs[1]:
+        problems.append(f"level {level} clones: memopt {dict(ours[1])}, ORT {dict(theirs[1])}")
+    if ours[2] != theirs[2]:
+        diff = sorted(set(ours[2]) ^ set(theirs[2]))[:3]
+        problems.append(f"level {level} backward reads of clones differ, e.g. {diff}")
+    return problems, f"level {level}: {sum(ours[1].values())} clones as ORT's"
+
+
 def main():
     memopt, work, models = sys.argv[1], sys.argv[2], sys.argv[3:]
     os.makedirs(work, exist_ok=True)
@@ -160,6 +204,11 @@ def main():
             problems += compare(name, memopt_table(memopt, saved, 1)[0], type1, "level 1")
             saving_problems, compared = compare_savings(name, level2_savings, ort_savings)
             problems += saving_problems
+            rewrite_notes = []
+            for level in (1, 2):
+                rewrite_problems, note = compare_rewrite(memopt, saved, work, level)
+                problems += rewrite_problems
+                rewrite_notes.append(note)
         except Exception as e:  # noqa: BLE001 - reported with the graph
             failed = True
             print(f"FAIL {name}: {type(e).__name__}: {e}")
@@ -169,7 +218,7 @@ def main():
             print(f"FAIL {name}: " + "; ".join(problems))
         else:
             print(f"ok {name}: {len(insight)} cluster ids ({sum(insight.values())} plans) as ORT at levels 1 and 2; "
-                  f"savings of {compared} equal")
+                  f"savings of {compared} equal; rewrites: {'; '.join(rewrite_notes)}")
     return 1 if failed else 0
 
 
