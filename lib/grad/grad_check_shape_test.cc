@@ -40,6 +40,18 @@ TEST_CASE("grad check: Reshape / Flatten / Transpose / Squeeze / Unsqueeze", "[g
       RunGradCheck(Graph1("(double[2, 3] x) => (double[2, 3] y)", body, "^x$", opset));
     }
   }
+  // onnxscript's torch_lib (PyTorch's dynamo exporter) gives Unsqueeze a scalar axes tensor, which
+  // ORT accepts; the Squeeze of the gradient gets a 1-D one (ORT's Squeeze refuses a scalar).
+  SECTION("Unsqueeze with a scalar axes tensor") {
+    auto r = RunGradCheck(Graph1("(double[2, 3] x) => (double[2, 1, 3] y)",
+                                 "a = Constant <value = int64 {1}> ()\n u = Unsqueeze(x, a)\n y = Sin(u)", "^x$"));
+    for (const Node& n : r.model.graph.nodes) {
+      if (n.op_type != "Squeeze") continue;
+      const auto& shape = r.model.graph.value(n.inputs[1]).info.shape;
+      REQUIRE(shape.has_value());
+      CHECK(shape->size() == 1);
+    }
+  }
 }
 
 TEST_CASE("grad check: Concat and Split", "[grad][gradcheck]") {

@@ -47,8 +47,14 @@ Status SqueezeGrad(NodeGrad& g) {
 Status UnsqueezeGrad(NodeGrad& g) {
   if (g.since_version() < 13) {
     g.Squeeze(g.GO(0), g.node().GetInts("axes"), g.GI(0));
-  } else {
+  } else if (auto axes = g.IntValues(g.I(1)); axes.has_value()) {
+    // Known axes as a 1-D constant: Unsqueeze takes a scalar axes tensor in ORT (onnxscript's
+    // torch_lib writes one), Squeeze does not.
+    g.Emit("Squeeze", {g.GO(0), g.Int64Const("axes", *axes)}, {g.GI(0)});
+  } else if (g.Rank(g.I(1)) == std::optional<int64_t>(1)) {
     g.Emit("Squeeze", {g.GO(0), g.I(1)}, {g.GI(0)});
+  } else {
+    g.Emit("Squeeze", {g.GO(0), g.Op("Reshape", {g.I(1), g.Int64Const("minus_one", {-1})})}, {g.GI(0)});
   }
   return Status::Ok();
 }

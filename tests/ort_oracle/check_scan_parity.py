@@ -17,7 +17,7 @@ For each training graph (forward + YieldOp + backward):
 The dict the same call returns is not compared: it folds in the buffer-reuse plan and changes from
 run to run. Accepted differences are listed in ACCEPTED with their reason (none so far).
 
-    check_scan_parity.py MEMOPT WORK_DIR MODEL [MODEL ...]
+    check_scan_parity.py MEMOPT WORK_DIR MODEL[=INPUTS_DIR] [...]
 """
 import collections
 import csv
@@ -32,6 +32,8 @@ from onnxruntime.capi import _pybind_state as C
 
 # (graph file name, "cluster:type:-1") -> why memopt differs from ORT there, on purpose.
 ACCEPTED = {}
+# graph file name -> folder of its inputs (TensorProto files), from MODEL=INPUTS arguments.
+INPUTS = {}
 
 
 def ort_analysis(model, saved):
@@ -161,6 +163,8 @@ def compare_rewrite(memopt, saved, work, level):
     config = base + ".json"
     subprocess.run([memopt, "-qq", "plan", saved, "--level", str(level), "-o", config], capture_output=True,
                    check=True)
+    subprocess.run([memopt, "-qq", "apply", saved, "--config", config, "-o", base + ".memopt.onnx"],
+                   capture_output=True, check=True)
     options = ort.SessionOptions()
     options.add_session_config_entry("optimization.memory_optimizer_config", config)
     options.add_session_config_entry("optimization.enable_memory_probe_recompute_config", "1:1")
@@ -175,8 +179,6 @@ def compare_rewrite(memopt, saved, work, level):
             # rewrite (docs/ort.md); memopt's clones have unique names, so there is nothing to compare.
             return [], f"level {level}: ORT refuses its own rewrite (duplicate '_recompute' names)"
         raise
-    subprocess.run([memopt, "-qq", "apply", saved, "--config", config, "-o", base + ".memopt.onnx"],
-                   capture_output=True, check=True)
     theirs, ours = rewrite_summary(base + ".ort.onnx"), rewrite_summary(base + ".memopt.onnx")
     problems = []
     if ours[0] != theirs[0]:
@@ -189,8 +191,92 @@ def compare_rewrite(memopt, saved, work, level):
     return problems, f"level {level}: {sum(ours[1].values())} clones as ORT's"
 
 
+def without_yield(path, out):
+    """The graph with its YieldOp removed: the YieldOp outputs (the gradients of the module outputs)
+    become graph inputs. None when a module output is not a scalar (only a loss is fed as 1)."""
+    proto = onnx.load(path, load_external_data=False)
+    yields = [n for n in proto.graph.node if n.op_type == "YieldOp"]
+    if len(yields) != 1:
+        return None
+    types = {v.name: v.type for v in list(proto.graph.value_info) + list(proto.graph.output) + list(proto.graph.input)}
+    for module_output, grad in zip(yields[0].input, yields[0].output):
+        t = types.get(module_output)
+        if t is None or len(t.tensor_type.shape.dim) != 0:
+            return None
+        proto.graph.input.append(onnx.helper.make_value_info(grad, t))
+    proto.graph.node.remove(yields[0])
+    onnx.save(proto, out)
+    return [g for g in yields[0].output if g]
+
+
+def run_ort(path, feeds):
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.log_severity_level = 3
+    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    return dict(zip(names, session.run(None, {i.name: feeds[i.name] for i in session.get_inputs()})))
+
+
+def feeds_for(path, grads, inputs_dir):
+    """Inputs of a training graph: the fixture's when it has them, else ones (valid token ids,
+    masks and labels) and seeded random floats; each loss gradient is 1."""
+    import numpy as np
+    import onnx.numpy_helper
+    proto = onnx.load(path, load_external_data=False)
+    initializers = {t.name for t in proto.graph.initializer}
+    given = {}
+    if inputs_dir and os.path.isdir(inputs_dir):
+        files = sorted(os.listdir(inputs_dir))
+        for f in files:
+            tensor = onnx.load_tensor(os.path.join(inputs_dir, f))
+            given[tensor.name] = onnx.numpy_helper.to_array(tensor)
+    rng = np.random.default_rng(0)
+    feeds = {}
+    for value in proto.graph.input:
+        if value.name in initializers:
+            continue
+        t = value.type.tensor_type
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(t.elem_type)
+        if value.name in grads:
+            feeds[value.name] = np.ones((), dtype=dtype)
+        elif value.name in given:
+            feeds[value.name] = given[value.name]
+        else:
+            shape = [d.dim_value if d.dim_value > 0 else 4 for d in t.shape.dim]
+            feeds[value.name] = (np.ones(shape, dtype=dtype) if np.issubdtype(dtype, np.integer) or dtype == bool
+                                 else rng.standard_normal(shape).astype(dtype))
+    return feeds
+
+
+def compare_runs(saved, rewritten, work, inputs_dir):
+    """ORT runs the analysed graph and memopt's rewrite (YieldOp removed, loss gradient fed as 1):
+    every output must be equal. Returns (problems, note)."""
+    import numpy as np
+    base = os.path.join(work, os.path.basename(rewritten).replace(".onnx", ""))
+    if any(n.op_type == "ATen" for n in onnx.load(saved, load_external_data=False).graph.node):
+        return [], "runs: skipped (ATen ops need ORTModule's PyTorch extension to run)"
+    grads = without_yield(saved, base + ".orig_noyield.onnx")
+    if grads is None or without_yield(rewritten, base + ".noyield.onnx") is None:
+        return [], "runs: skipped (a module output is not a scalar loss)"
+    feeds = feeds_for(base + ".orig_noyield.onnx", set(grads), inputs_dir)
+    want = run_ort(base + ".orig_noyield.onnx", feeds)
+    got = run_ort(base + ".noyield.onnx", feeds)
+    problems = []
+    for name, value in want.items():
+        if name not in got or not np.array_equal(got[name], value, equal_nan=True):
+            problems.append(f"ORT's run of memopt's rewrite differs from the original at output {name!r}")
+    return problems, f"ORT runs memopt's rewrite: {len(want)} outputs equal"
+
+
 def main():
-    memopt, work, models = sys.argv[1], sys.argv[2], sys.argv[3:]
+    memopt, work = sys.argv[1], sys.argv[2]
+    models = []
+    for arg in sys.argv[3:]:
+        model, _, inputs = arg.partition("=")
+        models.append(model)
+        if inputs:
+            INPUTS[os.path.basename(model)] = inputs
     os.makedirs(work, exist_ok=True)
     failed = False
     for model in models:
@@ -209,6 +295,10 @@ def main():
                 rewrite_problems, note = compare_rewrite(memopt, saved, work, level)
                 problems += rewrite_problems
                 rewrite_notes.append(note)
+            level2_rewrite = os.path.join(work, os.path.basename(saved).replace(".onnx", ".level2.memopt.onnx"))
+            run_problems, note = compare_runs(saved, level2_rewrite, work, INPUTS.get(name))
+            problems += run_problems
+            rewrite_notes.append(note)
         except Exception as e:  # noqa: BLE001 - reported with the graph
             failed = True
             print(f"FAIL {name}: {type(e).__name__}: {e}")

@@ -23,7 +23,7 @@ for dir in "$src"/tests/data/torch_exports/*/ "$src"/tests/data/grad_fixtures/*/
     echo "FAIL: memopt grad $dir/model.onnx"
     exit 1
   }
-  models+=("$work/${name}_train.onnx")
+  models+=("$work/${name}_train.onnx=$dir/inputs")
 done
 for graph in recompute_gelu recompute_tile 3layer_bloom_optimized_training; do
   [[ -f $data/ort_recompute/$graph.onnx ]] && models+=("$data/ort_recompute/$graph.onnx")
