@@ -109,11 +109,21 @@ Expected<Selection> SelectPlans(const ScanResult& scan, const MemoryOptConfig& c
 MemoryOptConfig LevelConfig(const ScanResult& scan, std::vector<std::string>* warnings) {
   MemoryOptConfig config;
   for (const PlanGroup& g : scan.groups) {
-    if (config.FindEntry(g.cluster_id) != nullptr) {
+    if (const ConfigEntry* seen = config.FindEntry(g.cluster_id)) {
+      // ORTModule's level-2 config lists such an id with type 1, then type 2, and ORT keeps the
+      // later entry of an id: type 2 is what ORT applies.
+      const int kept = std::max(seen->type, g.type);
       if (warnings) {
         warnings->push_back(fmt::format("cluster '{}' has plans of types 1 and 2; a config holds one type per "
-                                        "cluster id, so \"{}\" is left out",
-                                        g.cluster_id, g.config));
+                                        "cluster id and ONNX Runtime applies the type-2 entry ORTModule lists "
+                                        "last, so \"{}\" is left out",
+                                        g.cluster_id, EntryString(g.cluster_id, 3 - kept, -1)));
+      }
+      for (ConfigEntry& e : config.entries) {
+        if (e.cluster_id == g.cluster_id) {
+          e.type = kept;
+          e.text = EntryString(g.cluster_id, kept, -1);
+        }
       }
       continue;
     }

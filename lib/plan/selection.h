@@ -50,8 +50,9 @@ Expected<Selection> SelectPlans(const ScanResult& scan, const MemoryOptConfig& c
 
 /// ORTModule's level config: one "<cluster>:<type>:-1" entry per plan group of `scan` (the groups
 /// shown at the scan's level: type 1 at levels 0 and 1, types 1 and 2 at level 2), in the group
-/// order. A cluster id listed with both types keeps only its first group (a config can hold one
-/// type per id); a warning says so.
+/// order. A cluster id with both types keeps type 2, at its first group's place: ORTModule's
+/// level-2 config lists the id with type 1 and then type 2, and ORT keeps an id's later entry; a
+/// warning says so.
 MemoryOptConfig LevelConfig(const ScanResult& scan, std::vector<std::string>* warnings = nullptr);
 
 /// The config that selects exactly `plans` (indices into ScanResult::plans): "<cluster>:<type>:-1"

@@ -129,5 +129,34 @@ TEST_CASE("selection: level configs list every group of the scan's level", "[pla
   }
 }
 
+// A node whose recompute passes a widening Cast has a type-1 and a type-2 plan of one cluster id
+// (ORT 1.19.2). ORTModule's level-2 config lists the id with type 1 and then type 2, and ORT keeps
+// an id's later entry: the level config applies type 2, and the rewrite one plan per node.
+TEST_CASE("selection: a level-2 config keeps type 2 of an id with both types", "[plan][selection]") {
+  Model m = testing::NamedTextModel(R"(
+    <ir_version: 8, opset_import: ["" : 15, "com.microsoft" : 1]>
+    g (float16[N, 4] x) => (float[N, 4] out) {
+      c = Cast <to = 1> (x)
+      prod = Mul(c, c)
+      y = com.microsoft.YieldOp <full_shape_outputs = [0]> (prod)
+      out = Mul(y, prod)
+    })",
+                                    {"cast", "mul", "yield", "mul_grad"});
+  testing::Scanned s = testing::ScanModel(std::move(m), 2);
+  REQUIRE(s.scan.groups.size() == 2);
+  std::vector<std::string> warnings;
+  MemoryOptConfig c = LevelConfig(s.scan, &warnings);
+  REQUIRE(c.entries.size() == 1);
+  CHECK(c.entries[0].cluster_id == "Cast+Mul+");
+  CHECK(c.entries[0].type == 2);
+  CHECK(c.entries[0].text == "Cast+Mul+:2:-1");
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find("\"Cast+Mul+:1:-1\" is left out") != std::string::npos);
+  Expected<Selection> sel = SelectPlans(s.scan, c);
+  REQUIRE(sel.ok());
+  REQUIRE(sel->plans.size() == 1);
+  CHECK(s.scan.plans[sel->plans[0]].type() == 2);
+}
+
 }  // namespace
 }  // namespace memopt

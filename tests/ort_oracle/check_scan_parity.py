@@ -21,6 +21,8 @@ run to run. Accepted differences are listed in ACCEPTED with their reason (none 
 """
 import collections
 import csv
+import json
+import math
 import os
 import re
 import subprocess
@@ -34,6 +36,8 @@ from onnxruntime.capi import _pybind_state as C
 ACCEPTED = {}
 # graph file name -> folder of its inputs (TensorProto files), from MODEL=INPUTS arguments.
 INPUTS = {}
+# analysed graph path -> the model it came from (whose folder may hold a manifest.json)
+saved_source = {}
 
 
 def ort_analysis(model, saved):
@@ -85,16 +89,23 @@ def parse_insight(table):
 
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+FUNCTIONS = {"floor", "ceiling", "Max", "Min", "Mod"}
 
 
 def evaluate(expr, dims):
     """Value of a polynomial printed by ORT or memopt ('**', '*', '+', '-', parentheses)."""
-    if not re.fullmatch(r"[A-Za-z0-9_.*+\-() ]*", expr):
+    if not re.fullmatch(r"[A-Za-z0-9_.*+\-/(), ]*", expr):
         raise ValueError(f"unexpected characters in {expr!r}")
-    return eval(expr, {"__builtins__": {}}, dims)  # noqa: S307 - checked above: arithmetic only
+    functions = {"floor": math.floor, "ceiling": math.ceil, "Max": max, "Min": min, "Mod": lambda a, b: a % b}
+    return eval(expr, {"__builtins__": {}, **functions}, dims)  # noqa: S307 - checked above: arithmetic only
 
 
-def compare_savings(name, ours, theirs):
+def dims_from_shapes(shapes):
+    """{"args_<i>_dim<j>": size} for ORTModule's input dims, from the recorded input shapes."""
+    return {f"args_{i}_dim{j}": d for i, shape in enumerate(shapes or []) for j, d in enumerate(shape)}
+
+
+def compare_savings(name, ours, theirs, recorded=None):
     """memopt's Saving Symbolic column against ORT's per-output byte counts, every dim at 3, 7 and
     16; ids whose sizes involve unnamed dims (ORT's empty_dim_param<n>, memopt's unk__<n>)
     and ORT's "[unknown]" sizes are skipped."""
@@ -103,14 +114,21 @@ def compare_savings(name, ours, theirs):
         if key not in ours:
             continue
         texts = [ours[key]] + [e for _, outs in rows for e, _, _ in outs]
-        names = {n for t in texts for n in IDENTIFIER.findall(t)}
-        if any(n.startswith(("empty_dim_param", "unk__")) or n == "unknown" for n in names):
+        names = {n for t in texts for n in IDENTIFIER.findall(t)} - FUNCTIONS
+        # Unnamed dims, and dims ORT's symbolic shape inference creates for op outputs
+        # ("Pad_495_o0__d1"), are named differently by the two.
+        if any(n.startswith(("empty_dim_param", "unk__")) or n == "unknown" or re.search(r"_o\d+__d\d+$", n)
+               for n in names):
             continue
         compared += 1
         # Every dim at the same value: ORT's and memopt's inference may name a dim the graph ties to
         # another (labels' batch or input_ids' batch) differently.
-        for value in (3, 7, 16):
-            dims = {n: value for n in names}
+        # With recorded input shapes (ORTModule's graphs), at those sizes and twice the batch: image
+        # sizes enter through floor/ceiling, which agree only where the sizes are valid.
+        assignments = ([{**{n: 16 for n in names}, **recorded},
+                        {**{n: 16 for n in names}, **recorded, **{k: 2 * v for k, v in recorded.items() if k.endswith("_dim0")}}]
+                       if recorded else [{n: value for n in names} for value in (3, 7, 16)])
+        for dims in assignments:
             want = sum(freq * evaluate(e, dims) * per_elem * percent / 100.0 for freq, outs in rows
                        for e, per_elem, percent in outs)
             got = evaluate(ours[key], dims)
@@ -218,9 +236,10 @@ def run_ort(path, feeds):
     return dict(zip(names, session.run(None, {i.name: feeds[i.name] for i in session.get_inputs()})))
 
 
-def feeds_for(path, grads, inputs_dir):
+def feeds_for(path, grads, inputs_dir, shapes=None):
     """Inputs of a training graph: the fixture's when it has them, else ones (valid token ids,
-    masks and labels) and seeded random floats; each loss gradient is 1."""
+    masks and labels) and seeded random floats, of the recorded shapes for ORTModule's inputs
+    args_<i> (`shapes`, in order) and 4 for other unknown dims; each loss gradient is 1."""
     import numpy as np
     import onnx.numpy_helper
     proto = onnx.load(path, load_external_data=False)
@@ -243,7 +262,11 @@ def feeds_for(path, grads, inputs_dir):
         elif value.name in given:
             feeds[value.name] = given[value.name]
         else:
-            shape = [d.dim_value if d.dim_value > 0 else 4 for d in t.shape.dim]
+            arg = re.fullmatch(r"args_(\d+)", value.name)
+            if arg and shapes and int(arg.group(1)) < len(shapes):
+                shape = shapes[int(arg.group(1))]
+            else:
+                shape = [d.dim_value if d.dim_value > 0 else 4 for d in t.shape.dim]
             feeds[value.name] = (np.ones(shape, dtype=dtype) if np.issubdtype(dtype, np.integer) or dtype == bool
                                  else rng.standard_normal(shape).astype(dtype))
     return feeds
@@ -259,7 +282,9 @@ def compare_runs(saved, rewritten, work, inputs_dir):
     grads = without_yield(saved, base + ".orig_noyield.onnx")
     if grads is None or without_yield(rewritten, base + ".noyield.onnx") is None:
         return [], "runs: skipped (a module output is not a scalar loss)"
-    feeds = feeds_for(base + ".orig_noyield.onnx", set(grads), inputs_dir)
+    manifest = os.path.join(os.path.dirname(saved_source.get(saved, saved)), "manifest.json")
+    shapes = list(json.load(open(manifest))["inputs"].values()) if os.path.exists(manifest) else None
+    feeds = feeds_for(base + ".orig_noyield.onnx", set(grads), inputs_dir, shapes)
     want = run_ort(base + ".orig_noyield.onnx", feeds)
     got = run_ort(base + ".noyield.onnx", feeds)
     problems = []
@@ -267,6 +292,35 @@ def compare_runs(saved, rewritten, work, inputs_dir):
         if name not in got or not np.array_equal(got[name], value, equal_nan=True):
             problems.append(f"ORT's run of memopt's rewrite differs from the original at output {name!r}")
     return problems, f"ORT runs memopt's rewrite: {len(want)} outputs equal"
+
+
+def effective_config(path):
+    """{cluster id: type} that ORT applies from a config file (an id's later entry wins)."""
+    applied = {}
+    for element in json.load(open(path)):
+        for entry in filter(None, element.split(",")):
+            cluster, kind, _ = entry.rsplit(":", 2)
+            applied[cluster] = kind
+    return applied
+
+
+def compare_level_configs(memopt, saved, work, recorded_dir):
+    """`memopt plan --level 1|2` on the graph ORT analysed against the config ORTModule applied at
+    that level (ortmodule_level<n>.json, recorded by scripts/export_ortmodule_graphs.py)."""
+    problems, compared = [], 0
+    for level in (1, 2):
+        recorded = os.path.join(recorded_dir, f"ortmodule_level{level}.json")
+        if not os.path.exists(recorded):
+            continue
+        ours = os.path.join(work, os.path.basename(saved).replace(".onnx", f".plan{level}.json"))
+        subprocess.run([memopt, "-qq", "plan", saved, "--level", str(level), "-o", ours], capture_output=True,
+                       check=True)
+        theirs, mine = effective_config(recorded), effective_config(ours)
+        if theirs != mine:
+            diff = {k: (mine.get(k), theirs.get(k)) for k in sorted(set(theirs) | set(mine)) if theirs.get(k) != mine.get(k)}
+            problems.append(f"plan --level {level} differs from ORTModule's config (memopt, ORTModule): {diff}")
+        compared += 1
+    return problems, compared
 
 
 def main():
@@ -281,14 +335,20 @@ def main():
     failed = False
     for model in models:
         name = os.path.basename(model)
+        if name == "optimized_training.onnx":  # tests/data/ortmodule_graphs/<model>/
+            name = os.path.basename(os.path.dirname(model)) + "_" + name
         saved = os.path.join(work, name.replace(".onnx", "") + ".ort_analysed.onnx")
+        saved_source[saved] = model
         try:
             insight, ort_savings = parse_insight(ort_analysis(model, saved))
             type1 = collections.Counter({k: v for k, v in insight.items() if k.endswith(":1:-1")})
             level2, level2_savings = memopt_table(memopt, saved, 2)
             problems = compare(name, level2, insight, "level 2")
             problems += compare(name, memopt_table(memopt, saved, 1)[0], type1, "level 1")
-            saving_problems, compared = compare_savings(name, level2_savings, ort_savings)
+            manifest = os.path.join(os.path.dirname(model), "manifest.json")
+            recorded = (dims_from_shapes(list(json.load(open(manifest))["inputs"].values()))
+                        if os.path.exists(manifest) and "inputs" in json.load(open(manifest)) else None)
+            saving_problems, compared = compare_savings(name, level2_savings, ort_savings, recorded)
             problems += saving_problems
             rewrite_notes = []
             for level in (1, 2):
@@ -299,6 +359,10 @@ def main():
             run_problems, note = compare_runs(saved, level2_rewrite, work, INPUTS.get(name))
             problems += run_problems
             rewrite_notes.append(note)
+            config_problems, configs = compare_level_configs(memopt, saved, work, os.path.dirname(model))
+            problems += config_problems
+            if configs:
+                rewrite_notes.append(f"plan --level 1/2 = ORTModule's configs ({configs})")
         except Exception as e:  # noqa: BLE001 - reported with the graph
             failed = True
             print(f"FAIL {name}: {type(e).__name__}: {e}")

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # ctest wrapper of check_scan_parity.py: memopt's scan tables against ONNX Runtime 1.19.2's
-# analysis on ORT's recompute test graphs (shared data, when present) and on the training graphs
-# `memopt grad` builds from the PyTorch exports in tests/data (both exporters) and the grad
-# fixtures. Needs a Python with onnxruntime-training and onnx (.venv-ort from
+# analysis on ORT's recompute test graphs (shared data, when present), ORTModule's training graphs
+# of tests/data/ortmodule_graphs, and the training graphs `memopt grad` builds from the PyTorch
+# exports in tests/data (both exporters) and the grad fixtures. Needs a Python with onnxruntime-training and onnx (.venv-ort from
 # scripts/setup_ort_oracle.sh, or MEMOPT_ORT_PYTHON); skips (exit 77) without one.
 # Usage: run_scan_parity.sh MEMOPT SRC_DIR DATA_DIR WORK_DIR
 set -u
@@ -24,6 +24,10 @@ for dir in "$src"/tests/data/torch_exports/*/ "$src"/tests/data/grad_fixtures/*/
     exit 1
   }
   models+=("$work/${name}_train.onnx=$dir/inputs")
+done
+# ORTModule's own training graphs, with the configs it applied (scripts/export_ortmodule_graphs.py).
+for dir in "$src"/tests/data/ortmodule_graphs/*/; do
+  [[ -f $dir/optimized_training.onnx ]] && models+=("$dir/optimized_training.onnx")
 done
 for graph in recompute_gelu recompute_tile 3layer_bloom_optimized_training; do
   [[ -f $data/ort_recompute/$graph.onnx ]] && models+=("$data/ort_recompute/$graph.onnx")
