@@ -6,11 +6,12 @@ For each training graph (forward + YieldOp + backward):
      off; graph optimizations up to ORT_ENABLE_EXTENDED) and saves the graph its session analyses
      (its CPU session may insert Casts around fp16 ops, fold constants and fuse ops first);
   2. ORT's analysis runs on that session through the TrainingAgent (what ORTModule calls):
-     get_serialized_ortmodule_memory_stat("", "1:1", True); its MemoryInsight table lists, per
-     row, a frequency and the options (Recompute = type 1, RecomputeWithCompromise = type 2) of
-     the nodes it clusters;
+     get_serialized_ortmodule_memory_stat("", probe, True) with probes "1:1" and "0:0"; its
+     MemoryInsight table lists, per row, a frequency and the options (Recompute = type 1,
+     RecomputeWithCompromise = type 2) of the nodes it clusters;
   3. `memopt scan --level 2` of the saved graph must list the same (cluster id, type) pairs with the
-     same total frequencies, and `--level 1` the type-1 ones; each id's Saving Symbolic must equal
+     same total frequencies as probe "1:1", `--level 1` its type-1 ones, and `--level 0` the type-1
+     ones of probe "0:0"; each id's Saving Symbolic must equal
      the sum over ORT's rows of freq x stashed bytes x percent saved, with every dim at 3, 7 and 16
      (ids whose sizes ORT does not know or has unnamed dims in, which the two name differently, are
     left out).
@@ -40,8 +41,9 @@ INPUTS = {}
 saved_source = {}
 
 
-def ort_analysis(model, saved):
-    """ORT's MemoryInsight table text for `model`; the analysed graph is written to `saved`."""
+def ort_analysis(model, saved, probes=("1:1",)):
+    """ORT's MemoryInsight table text for `model` per probe config ("<op level>:<layer boundary>");
+    the analysed graph is written to `saved`."""
     proto = onnx.load(model, load_external_data=False)
     yields = [n for n in proto.graph.node if n.op_type == "YieldOp"]
     if len(yields) != 1:
@@ -61,8 +63,7 @@ def ort_analysis(model, saved):
     session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
     cpu = C.OrtDevice(C.OrtDevice.cpu(), C.OrtDevice.default_memory(), 0)
     agent = C.TrainingAgent(session._sess, feeds, [cpu] * len(forward_outputs), grads, [cpu] * len(grads), 0)
-    table, _ = agent.get_serialized_ortmodule_memory_stat("", "1:1", True)
-    return table
+    return [agent.get_serialized_ortmodule_memory_stat("", probe, True)[0] for probe in probes]
 
 
 def parse_insight(table):
@@ -353,11 +354,14 @@ def main():
         saved = os.path.join(work, name.replace(".onnx", "") + ".ort_analysed.onnx")
         saved_source[saved] = model
         try:
-            insight, ort_savings = parse_insight(ort_analysis(model, saved))
+            advanced, basic = ort_analysis(model, saved, ("1:1", "0:0"))
+            insight, ort_savings = parse_insight(advanced)
             type1 = collections.Counter({k: v for k, v in insight.items() if k.endswith(":1:-1")})
+            basic1 = collections.Counter({k: v for k, v in parse_insight(basic)[0].items() if k.endswith(":1:-1")})
             level2, level2_savings = memopt_table(memopt, saved, 2)
             problems = compare(name, level2, insight, "level 2")
             problems += compare(name, memopt_table(memopt, saved, 1)[0], type1, "level 1")
+            problems += compare(name, memopt_table(memopt, saved, 0)[0], basic1, "level 0 = probe 0:0")
             manifest = os.path.join(os.path.dirname(model), "manifest.json")
             recorded = (dims_from_shapes(list(json.load(open(manifest))["inputs"].values()))
                         if os.path.exists(manifest) and "inputs" in json.load(open(manifest)) else None)
@@ -384,7 +388,7 @@ def main():
             failed = True
             print(f"FAIL {name}: " + "; ".join(problems))
         else:
-            print(f"ok {name}: {len(insight)} cluster ids ({sum(insight.values())} plans) as ORT at levels 1 and 2; "
+            print(f"ok {name}: {len(insight)} cluster ids ({sum(insight.values())} plans) as ORT at levels 0, 1, 2; "
                   f"savings of {compared} equal; rewrites: {'; '.join(rewrite_notes)}")
     return 1 if failed else 0
 
