@@ -9,6 +9,7 @@
 #include "io/model_fields.h"
 #include "io/temp_file.h"
 #include "io/wire_reader.h"
+#include "io/wire_writer.h"
 
 namespace memopt {
 namespace {
@@ -21,22 +22,8 @@ constexpr uint32_t kModelGraph = io::kModelGraphField;
 constexpr uint32_t kGraphNode = 1, kGraphOutput = 12, kGraphValueInfo = 13;
 constexpr uint32_t kValueInfoName = 1;
 
-void PutVarint(std::string& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7F) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-
-/// A length-delimited field: tag, length, payload.
-std::string LengthField(uint32_t number, const std::string& payload) {
-  std::string out;
-  PutVarint(out, (static_cast<uint64_t>(number) << 3) | 2);
-  PutVarint(out, payload.size());
-  out += payload;
-  return out;
-}
+using wire::LengthField;
+using wire::PutVarint;
 
 std::string Serialize(const google::protobuf::MessageLite& m) {
   std::string s;
@@ -179,7 +166,7 @@ Expected<TrainingModelWriteReport> WriteTrainingModel(const GradResult& result, 
   uint64_t graph_payload = 0;
   for (const Piece& p : pieces) graph_payload += p.begin == p.end ? p.bytes.size() : p.end - p.begin;
   std::string graph_header;
-  PutVarint(graph_header, (static_cast<uint64_t>(kModelGraph) << 3) | 2);
+  wire::PutTag(graph_header, kModelGraph, WireType::kLengthDelimited);
   PutVarint(graph_header, graph_payload);
 
   TrainingModelWriteReport report;

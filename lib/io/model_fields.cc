@@ -1,17 +1,8 @@
 #include "io/model_fields.h"
 
+#include "io/wire_writer.h"
+
 namespace memopt::io {
-namespace {
-
-void PutVarint(std::string& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7F) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-
-}  // namespace
 
 bool KeepModelField(const Model& model, const wire::Field& field) {
   return !(field.number == kModelFunctionsField && model.inlined_calls > 0);
@@ -35,10 +26,7 @@ std::string OpsetImports::MissingFields(const Graph& graph) const {
     onnx::OperatorSetIdProto op;
     op.set_domain(domain);
     op.set_version(version);
-    const std::string payload = op.SerializeAsString();
-    PutVarint(out, (uint64_t{kModelOpsetImportField} << 3) | 2);
-    PutVarint(out, payload.size());
-    out += payload;
+    wire::PutBytesField(out, kModelOpsetImportField, op.SerializeAsString());
   }
   return out;
 }

@@ -10,6 +10,7 @@
 #include "io/model_fields.h"
 #include "io/temp_file.h"
 #include "io/wire_reader.h"
+#include "io/wire_writer.h"
 
 namespace memopt {
 namespace {
@@ -18,42 +19,15 @@ namespace fs = std::filesystem;
 using wire::Field;
 using wire::Reader;
 using wire::WireType;
+using wire::LengthDelimitedSize;
+using wire::PutBytesField;
+using wire::PutTag;
+using wire::PutVarint;
 
 constexpr uint32_t kModelGraph = io::kModelGraphField;
 constexpr uint32_t kGraphNode = 1, kGraphInitializer = 5;
 constexpr uint32_t kTensorRawData = 9, kTensorExternalData = 13, kTensorDataLocation = 14;
 constexpr uint64_t kExternalAlignment = 64;
-
-size_t VarintSize(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
-}
-
-void PutVarint(std::string& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7F) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-
-void PutTag(std::string& out, uint32_t field, WireType type) {
-  PutVarint(out, (static_cast<uint64_t>(field) << 3) | static_cast<uint64_t>(type));
-}
-
-void PutBytesField(std::string& out, uint32_t field, std::string_view bytes) {
-  PutTag(out, field, WireType::kLengthDelimited);
-  PutVarint(out, bytes.size());
-  out.append(bytes);
-}
-
-uint64_t LengthDelimitedSize(uint32_t field, uint64_t payload) {
-  return VarintSize(static_cast<uint64_t>(field) << 3) + VarintSize(payload) + payload;
-}
 
 Status Corrupt(const std::string& path, uint64_t offset) {
   return InvalidInput(fmt::format("{}: corrupt protobuf at byte {}; cannot rewrite the model", path, offset));
