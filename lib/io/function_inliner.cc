@@ -111,17 +111,11 @@ class Inliner {
                         ", which it neither receives as an input nor computes; fix the function in the model");
   }
 
-  Status EmitNodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& in, Scope& scope,
-                   const AttributeBinding* binding, const std::string& module, std::vector<onnx::NodeProto>& out,
-                   std::vector<std::string>& modules) {
-    for (const onnx::NodeProto& node : in) {
-      MEMOPT_RETURN_IF_ERROR(EmitNode(node, scope, binding, module, out, modules));
-    }
-    return Status::Ok();
-  }
-  Status EmitNodes(const std::vector<onnx::NodeProto>& in, Scope& scope, const AttributeBinding* binding,
-                   const std::string& module, std::vector<onnx::NodeProto>& out, std::vector<std::string>& modules) {
-    for (const onnx::NodeProto& node : in) {
+  /// `nodes`: the main graph's vector or a body's RepeatedPtrField.
+  template <typename Nodes>
+  Status EmitNodes(const Nodes& nodes, Scope& scope, const AttributeBinding* binding, const std::string& module,
+                   std::vector<onnx::NodeProto>& out, std::vector<std::string>& modules) {
+    for (const onnx::NodeProto& node : nodes) {
       MEMOPT_RETURN_IF_ERROR(EmitNode(node, scope, binding, module, out, modules));
     }
     return Status::Ok();
@@ -142,19 +136,15 @@ class Inliner {
       node.set_input(i, *name);
     }
     MEMOPT_RETURN_IF_ERROR(ResolveAttributes(node, scope, binding, module));
-    std::string node_module = ModuleFromMetadata(NodeMetadata(node));
-    if (node_module.empty()) node_module = module;
+    for (int i = 0; i < node.output_size(); ++i) node.set_output(i, Define(node.output(i), scope));
+    const std::string metadata_module = ModuleFromMetadata(NodeMetadata(node));
 
     auto callee = functions_.find(FunctionKey{NormalDomain(node.domain()), node.op_type(), NodeOverload(node)});
-    if (callee == functions_.end()) {
-      for (int i = 0; i < node.output_size(); ++i) node.set_output(i, Define(node.output(i), scope));
-      if (scope.rename_defs && !node.name().empty()) node.set_name(Fresh(node.name(), used_nodes_));
-      out.push_back(std::move(node));
-      modules.push_back(std::move(node_module));
-      return Status::Ok();
-    }
-    for (int i = 0; i < node.output_size(); ++i) node.set_output(i, Define(node.output(i), scope));
-    return Expand(node, *callee->second, node_module, out, modules);
+    if (callee != functions_.end()) return Expand(node, *callee->second, metadata_module, module, out, modules);
+    if (scope.rename_defs && !node.name().empty()) node.set_name(Fresh(node.name(), used_nodes_));
+    out.push_back(std::move(node));
+    modules.push_back(metadata_module.empty() ? module : metadata_module);
+    return Status::Ok();
   }
 
   /// Replaces ref_attr_name attributes by their bound values and renames inside subgraphs.
@@ -208,9 +198,11 @@ class Inliner {
   }
 
   /// Emits the body of `f` for the call `call` (inputs, outputs and attributes already resolved).
-  /// `caller_module` is the call's module (its metadata's, else the enclosing function's).
-  Status Expand(const onnx::NodeProto& call, const onnx::FunctionProto& f, const std::string& caller_module,
-                std::vector<onnx::NodeProto>& out, std::vector<std::string>& modules) {
+  /// The body's module: the call's metadata's (`metadata_module`), else the one `f`'s name says,
+  /// else the enclosing one (`caller_module`: torch_lib functions implement one op).
+  Status Expand(const onnx::NodeProto& call, const onnx::FunctionProto& f, const std::string& metadata_module,
+                const std::string& caller_module, std::vector<onnx::NodeProto>& out,
+                std::vector<std::string>& modules) {
     const FunctionKey key{NormalDomain(f.domain()), f.name(), FunctionOverload(f)};
     if (std::find(stack_.begin(), stack_.end(), key) != stack_.end()) {
       std::string chain;
@@ -249,8 +241,7 @@ class Inliner {
         body.names[f.output(i)] = actual;
       }
     }
-    // A module's function names the module; a torch_lib function (one op) keeps the caller's.
-    std::string module = ModuleFromMetadata(NodeMetadata(call));
+    std::string module = metadata_module;
     if (module.empty()) module = ModuleFromFunctionName(f.name());
     if (module.empty()) module = caller_module;
     stack_.push_back(key);
