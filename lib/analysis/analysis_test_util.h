@@ -38,6 +38,19 @@ inline Model TextModel(std::string_view text, const std::vector<std::string>& na
   return std::move(model).value();
 }
 
+/// The text of a training graph whose stashed Mul reads an fp16 -> fp32 Cast of a graph input:
+/// the recompute search finds a type-1 plan through the Cast and, as ORT 1.19.2 does, a type-2
+/// plan that stops at it, both "Cast+Mul+". Node names: cast, mul, yield, mul_grad.
+constexpr const char* kCastMulTrainingGraph = R"(
+    <ir_version: 8, opset_import: ["" : 15, "com.microsoft" : 1]>
+    g (float16[N, 4] x) => (float[N, 4] out) {
+      c = Cast <to = 1> (x)
+      prod = Mul(c, c)
+      y = com.microsoft.YieldOp <full_shape_outputs = [0]> (prod)
+      out = Mul(y, prod)
+    })";
+inline const std::vector<std::string> kCastMulTrainingNames = {"cast", "mul", "yield", "mul_grad"};
+
 inline NodeId NodeByName(const Graph& graph, const std::string& name) {
   for (const Node& node : graph.nodes) {
     if (node.name == name) return node.id;

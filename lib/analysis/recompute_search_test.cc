@@ -114,15 +114,7 @@ TEST_CASE("recompute search: compromise plan stops at a widening Cast", "[analys
 TEST_CASE("recompute search: a node gets type-1 and type-2 plans as in ORT 1.19.2", "[analysis][recompute]") {
   // The full search succeeds through the Cast (x is a graph input): ORT 1.19.2 still searches the
   // compromise plan, since a widening Cast was met, and keeps both; ORT's later sources do not.
-  Model m = testing::TextModel(R"(
-    <ir_version: 8, opset_import: ["" : 15, "com.microsoft" : 1]>
-    g (float16[N, 4] x) => (float[N, 4] out) {
-      c = Cast <to = 1> (x)
-      prod = Mul(c, c)
-      y = com.microsoft.YieldOp <full_shape_outputs = [0]> (prod)
-      out = Mul(y, prod)
-    })",
-                               {"cast", "mul", "yield", "mul_grad"});
+  Model m = testing::TextModel(testing::kCastMulTrainingGraph, testing::kCastMulTrainingNames);
   Searched s = SearchAll(m.graph, {});
   REQUIRE(s.result.plans.size() == 2);
   CHECK(s.result.plans[0].entry == NodeByName(m.graph, "mul"));

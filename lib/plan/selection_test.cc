@@ -133,15 +133,7 @@ TEST_CASE("selection: level configs list every group of the scan's level", "[pla
 // (ORT 1.19.2). ORTModule's level-2 config lists the id with type 1 and then type 2, and ORT keeps
 // an id's later entry: the level config applies type 2, and the rewrite one plan per node.
 TEST_CASE("selection: a level-2 config keeps type 2 of an id with both types", "[plan][selection]") {
-  Model m = testing::NamedTextModel(R"(
-    <ir_version: 8, opset_import: ["" : 15, "com.microsoft" : 1]>
-    g (float16[N, 4] x) => (float[N, 4] out) {
-      c = Cast <to = 1> (x)
-      prod = Mul(c, c)
-      y = com.microsoft.YieldOp <full_shape_outputs = [0]> (prod)
-      out = Mul(y, prod)
-    })",
-                                    {"cast", "mul", "yield", "mul_grad"});
+  Model m = testing::NamedTextModel(testing::kCastMulTrainingGraph, testing::kCastMulTrainingNames);
   testing::Scanned s = testing::ScanModel(std::move(m), 2);
   REQUIRE(s.scan.groups.size() == 2);
   std::vector<std::string> warnings;
