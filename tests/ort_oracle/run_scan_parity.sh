@@ -2,16 +2,13 @@
 # ctest wrapper of check_scan_parity.py: memopt's scan tables against ONNX Runtime 1.19.2's
 # analysis on ORT's recompute test graphs (shared data, when present), ORTModule's training graphs
 # of tests/data/ortmodule_graphs, and the training graphs `memopt grad` builds from the PyTorch
-# exports in tests/data (both exporters) and the grad fixtures. Needs a Python with onnxruntime-training and onnx (.venv-ort from
-# scripts/setup_ort_oracle.sh, or MEMOPT_ORT_PYTHON); skips (exit 77) without one.
+# exports in tests/data (both exporters) and the grad fixtures. Needs a Python with
+# onnxruntime-training and onnx (ort_python.sh); skips (exit 77) without one.
 # Usage: run_scan_parity.sh MEMOPT SRC_DIR DATA_DIR WORK_DIR
 set -u
 memopt=$1 src=$2 data=$3 work=$4
-python=${MEMOPT_ORT_PYTHON:-$src/.venv-ort/bin/python}
-if [[ ! -x $python ]] || ! "$python" -c "import onnxruntime, onnx" 2>/dev/null; then
-  echo "skipped: no Python with onnxruntime-training and onnx at $python (run scripts/setup_ort_oracle.sh)"
-  exit 77
-fi
+source "$src/tests/ort_oracle/ort_python.sh"
+require_ort_python "$src"
 rm -rf "$work"
 mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT

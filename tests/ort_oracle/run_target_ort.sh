@@ -5,11 +5,8 @@
 # Usage: run_target_ort.sh MEMOPT SRC_DIR DATA_DIR WORK_DIR
 set -u
 memopt=$1 src=$2 data=$3 work=$4
-python=${MEMOPT_ORT_PYTHON:-$src/.venv-ort/bin/python}
-if [[ ! -x $python ]] || ! "$python" -c "import onnxruntime, onnx" 2>/dev/null; then
-  echo "skipped: no Python with onnxruntime-training and onnx at $python (run scripts/setup_ort_oracle.sh)"
-  exit 77
-fi
+source "$src/tests/ort_oracle/ort_python.sh"
+require_ort_python "$src"
 version=$("$python" -c "import onnxruntime; print(onnxruntime.__version__)")
 [[ $version == 1.19.2 ]] || echo "note: onnxruntime $version, the reference is 1.19.2"
 rm -rf "$work"

@@ -42,10 +42,10 @@ if [[ $count -lt 12 ]]; then
   echo "FAIL: $count fixtures in $fixtures (12 expected)"
   exit 1
 fi
-python=${MEMOPT_ORT_PYTHON:-$src/.venv-ort/bin/python}
-if [[ -x $python ]] && "$python" -c "import onnxruntime, onnx, onnx.inliner" 2>/dev/null; then
+source "$src/tests/ort_oracle/ort_python.sh"
+if python=$(ort_python "$src" onnx.inliner); then
   "$python" "$src/tests/torch_exports/check_torch_exports.py" "$memopt" "$fixtures" "$work" || failed=1
 else
-  echo "skipped: the ONNX checker, ONNX Runtime and onnx.inliner checks (no Python with onnx and onnxruntime at $python; scripts/setup_ort_oracle.sh makes one)"
+  echo "skipped: the ONNX checker, ONNX Runtime and onnx.inliner checks (no Python with onnx, onnx.inliner and onnxruntime at ${MEMOPT_ORT_PYTHON:-$src/.venv-ort/bin/python}; scripts/setup_ort_oracle.sh makes one)"
 fi
 exit $failed
