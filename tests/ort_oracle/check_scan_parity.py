@@ -35,10 +35,6 @@ from onnxruntime.capi import _pybind_state as C
 
 # (graph file name, "cluster:type:-1") -> why memopt differs from ORT there, on purpose.
 ACCEPTED = {}
-# graph file name -> folder of its inputs (TensorProto files), from MODEL=INPUTS arguments.
-INPUTS = {}
-# analysed graph path -> the model it came from (whose folder may hold a manifest.json)
-saved_source = {}
 
 
 def ort_analysis(model, saved, probes=("1:1",)):
@@ -286,7 +282,17 @@ def feeds_for(path, grads, inputs_dir, shapes=None):
     return feeds
 
 
-def compare_runs(saved, rewritten, work, inputs_dir):
+def recorded_shapes(model):
+    """The input shapes scripts/export_ortmodule_graphs.py recorded beside an ORTModule graph (in
+    the order of its inputs args_0, args_1, ...), or None."""
+    path = os.path.join(os.path.dirname(model), "manifest.json")
+    if not os.path.exists(path):
+        return None
+    inputs = json.load(open(path)).get("inputs")
+    return list(inputs.values()) if isinstance(inputs, dict) else None
+
+
+def compare_runs(saved, rewritten, work, inputs_dir, shapes):
     """ORT runs the analysed graph and memopt's rewrite (YieldOp removed, loss gradient fed as 1):
     every output must be equal. Returns (problems, note)."""
     import numpy as np
@@ -296,8 +302,6 @@ def compare_runs(saved, rewritten, work, inputs_dir):
     grads = without_yield(saved, base + ".orig_noyield.onnx")
     if grads is None or without_yield(rewritten, base + ".noyield.onnx") is None:
         return [], "runs: skipped (a module output is not a scalar loss)"
-    manifest = os.path.join(os.path.dirname(saved_source.get(saved, saved)), "manifest.json")
-    shapes = list(json.load(open(manifest))["inputs"].values()) if os.path.exists(manifest) else None
     feeds = feeds_for(base + ".orig_noyield.onnx", set(grads), inputs_dir, shapes)
     want = run_ort(base + ".orig_noyield.onnx", feeds)
     got = run_ort(base + ".noyield.onnx", feeds)
@@ -339,20 +343,15 @@ def compare_level_configs(memopt, saved, work, recorded_dir):
 
 def main():
     memopt, work = sys.argv[1], sys.argv[2]
-    models = []
-    for arg in sys.argv[3:]:
-        model, _, inputs = arg.partition("=")
-        models.append(model)
-        if inputs:
-            INPUTS[os.path.basename(model)] = inputs
     os.makedirs(work, exist_ok=True)
     failed = False
-    for model in models:
+    for arg in sys.argv[3:]:
+        model, _, inputs_dir = arg.partition("=")  # MODEL[=folder of its inputs]
+        shapes = recorded_shapes(model)
         name = os.path.basename(model)
         if name == "optimized_training.onnx":  # tests/data/ortmodule_graphs/<model>/
             name = os.path.basename(os.path.dirname(model)) + "_" + name
         saved = os.path.join(work, name.replace(".onnx", "") + ".ort_analysed.onnx")
-        saved_source[saved] = model
         try:
             advanced, basic = ort_analysis(model, saved, ("1:1", "0:0"))
             insight, ort_savings = parse_insight(advanced)
@@ -362,9 +361,7 @@ def main():
             problems = compare(name, level2, insight, "level 2")
             problems += compare(name, memopt_table(memopt, saved, 1)[0], type1, "level 1")
             problems += compare(name, memopt_table(memopt, saved, 0)[0], basic1, "level 0 = probe 0:0")
-            manifest = os.path.join(os.path.dirname(model), "manifest.json")
-            recorded = (dims_from_shapes(list(json.load(open(manifest))["inputs"].values()))
-                        if os.path.exists(manifest) and "inputs" in json.load(open(manifest)) else None)
+            recorded = dims_from_shapes(shapes) if shapes else None
             saving_problems, compared = compare_savings(name, level2_savings, ort_savings, recorded)
             problems += saving_problems
             rewrite_notes = []
@@ -373,7 +370,7 @@ def main():
                 problems += rewrite_problems
                 rewrite_notes.append(note)
             level2_rewrite = os.path.join(work, os.path.basename(saved).replace(".onnx", ".level2.memopt.onnx"))
-            run_problems, note = compare_runs(saved, level2_rewrite, work, INPUTS.get(name))
+            run_problems, note = compare_runs(saved, level2_rewrite, work, inputs_dir, shapes)
             problems += run_problems
             rewrite_notes.append(note)
             config_problems, configs = compare_level_configs(memopt, saved, work, os.path.dirname(model))
