@@ -119,12 +119,9 @@ MemoryOptConfig LevelConfig(const ScanResult& scan, std::vector<std::string>* wa
                                         "last, so \"{}\" is left out",
                                         g.cluster_id, EntryString(g.cluster_id, 3 - kept, -1)));
       }
-      for (ConfigEntry& e : config.entries) {
-        if (e.cluster_id == g.cluster_id) {
-          e.type = kept;
-          e.text = EntryString(g.cluster_id, kept, -1);
-        }
-      }
+      ConfigEntry& entry = config.entries[static_cast<size_t>(seen - config.entries.data())];
+      entry.type = kept;
+      entry.text = EntryString(g.cluster_id, kept, -1);
       continue;
     }
     config.entries.push_back({g.cluster_id, g.type, -1, EntryString(g.cluster_id, g.type, -1), 0});
