@@ -17,6 +17,7 @@
 #include "device_pool.h"
 #include "device_tensor.h"
 #include "ir/graph.h"
+#include "ops/op_key.h"
 #include "util/status.h"
 
 namespace memopt::cuda {
@@ -59,9 +60,16 @@ class CudaKernelRegistry {
   static const CudaKernelRegistry& Builtin();
 
   /// domain "" = ai.onnx; "com.microsoft" for contrib/training ops.
-  void Register(const std::string& domain, const std::string& op, CudaKernelFn fn) { kernels_[{domain, op}] = fn; }
+  void Register(const std::string& domain, const std::string& op, CudaKernelFn fn) {
+    kernels_[{std::string(NormalizeDomain(domain)), op}] = fn;
+  }
+  /// The kernel of `domain::op` (domain normalised), trying the fallback domain of ops/op_key.h on
+  /// a miss, as every op lookup does.
   CudaKernelFn Find(const std::string& domain, const std::string& op) const {
-    auto it = kernels_.find({domain, op});
+    auto it = kernels_.find({std::string(NormalizeDomain(domain)), op});
+    if (it == kernels_.end()) {
+      if (auto other = FallbackDomain(domain)) it = kernels_.find({std::string(*other), op});
+    }
     return it == kernels_.end() ? nullptr : it->second;
   }
   /// "op" or "domain::op", sorted.

@@ -20,7 +20,7 @@ namespace memopt {
 
 namespace {
 
-std::string OpKey(const Node& node) { return node.domain.empty() ? node.op_type : node.domain + "::" + node.op_type; }
+std::string OpName(const Node& node) { return OpKey::Of(node).ToString(); }
 
 /// Adds the node context to a kernel error that does not name its node yet.
 Status WithNode(const Node& node, Status status) {
@@ -83,7 +83,7 @@ class Run {
  private:
   Status RunNode(const Node& node, KernelContext& ctx) {
     const KernelInfo* kernel = registry_.Find(node.domain, node.op_type);
-    if (kernel == nullptr || kernel->fn == nullptr) return Unsupported("no kernel for " + OpKey(node));
+    if (kernel == nullptr || kernel->fn == nullptr) return Unsupported("no kernel for " + OpName(node));
     ctx.node = &node;
     ctx.inputs.assign(node.inputs.size(), nullptr);
     for (size_t i = 0; i < node.inputs.size(); ++i) {
@@ -140,7 +140,7 @@ Status CheckSupported(const Graph& graph, const KernelRegistry& registry) {
   std::map<std::string, std::string> missing;  // op key -> first node
   for (const Node& node : graph.nodes) {
     const KernelInfo* info = registry.Find(node.domain, node.op_type);
-    std::string key = OpKey(node);
+    std::string key = OpName(node);
     if (info != nullptr) {
       if (info->node_check == nullptr) continue;
       const std::string what = info->node_check(node);

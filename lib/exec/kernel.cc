@@ -11,13 +11,15 @@ Status KernelContext::Error(const std::string& message) const {
 
 void KernelRegistry::Register(const std::string& domain, const std::string& op, KernelFn fn,
                               std::vector<DataType> types) {
-  KernelInfo& info = kernels_[{domain == "ai.onnx" ? std::string() : domain, op}];
+  KernelInfo& info = kernels_[{std::string(NormalizeDomain(domain)), op}];
   info.fn = fn;
   info.types = std::move(types);
 }
 
 const KernelInfo* KernelRegistry::Find(const std::string& domain, const std::string& op) const {
-  auto it = kernels_.find({domain == "ai.onnx" ? std::string() : domain, op});
+  auto it = kernels_.find({std::string(NormalizeDomain(domain)), op});
+  if (it != kernels_.end()) return &it->second;
+  if (auto other = FallbackDomain(domain)) it = kernels_.find({std::string(*other), op});
   return it == kernels_.end() ? nullptr : &it->second;
 }
 

@@ -14,6 +14,7 @@
 #include "exec/output_gradients.h"
 #include "exec/tensor.h"
 #include "ir/graph.h"
+#include "ops/op_def.h"
 #include "util/status.h"
 
 namespace memopt {
@@ -42,31 +43,19 @@ struct KernelContext {
   Status Error(const std::string& message) const;
 };
 
-using KernelFn = Status (*)(KernelContext& ctx);
-
-struct KernelInfo {
-  KernelFn fn = nullptr;
-  /// Element types this kernel handles for its main input (empty: every type). Used by the
-  /// conformance runner to report "unsupported data type" as skipped instead of failed.
-  std::vector<DataType> types;
-  /// For kernels that draw random numbers: true when this call's result is random (e.g. Dropout
-  /// in training mode with ratio > 0). Reference results from another generator (the ONNX node
-  /// tests use numpy's) cannot match, so the conformance runner reports such cases as skipped.
-  /// nullptr: never random. Evaluated with ctx.inputs bound and ctx.outputs empty.
-  bool (*is_random)(const KernelContext& ctx) = nullptr;
-  /// For ops whose support depends on the node (ATen's `operator` attribute): "" when this node
-  /// can run, else what is missing (e.g. "operator 'foo'"). nullptr: every node can run.
-  std::string (*node_check)(const Node& node) = nullptr;
-};
-
 class KernelRegistry {
  public:
-  /// The registry with every built-in CPU kernel.
+  /// The registry with every built-in CPU kernel (the CPU kernels of the op registry).
   static const KernelRegistry& Cpu();
 
   /// domain "" = ai.onnx; "com.microsoft" for contrib/training ops.
   void Register(const std::string& domain, const std::string& op, KernelFn fn, std::vector<DataType> types = {});
+  /// Registers a whole entry (KernelRegistry::Cpu() copies the op registry's CPU kernels).
+  void Register(const OpKey& key, KernelInfo info) { kernels_[{key.domain, key.op}] = std::move(info); }
+  /// The kernel of `domain::op`, trying the fallback domain of op_key.h on a miss.
   const KernelInfo* Find(const std::string& domain, const std::string& op) const;
+  /// Every entry, by (normalised domain, op).
+  const std::map<std::pair<std::string, std::string>, KernelInfo>& entries() const { return kernels_; }
   /// Sets KernelInfo::is_random of an op registered before.
   void SetRandomPredicate(const std::string& domain, const std::string& op, bool (*is_random)(const KernelContext&)) {
     auto it = kernels_.find({domain, op});
@@ -84,12 +73,14 @@ class KernelRegistry {
   std::map<std::pair<std::string, std::string>, KernelInfo> kernels_;
 };
 
-// Registration functions, one per kernels/*.cc file (called by kernels/all_kernels.cc).
+// Registration functions, one per kernels/*.cc file (called by ops/legacy/cpu_kernels.cc until
+// their families move to lib/ops).
 void RegisterElementwiseKernels(KernelRegistry& r);   // kernels/elementwise.cc (+ unary, binary, compare, logic, cast)
 void RegisterReduceKernels(KernelRegistry& r);        // kernels/reduce.cc
 void RegisterTensorKernels(KernelRegistry& r);        // kernels/tensor_*.cc (shape/layout/index ops)
 void RegisterMathKernels(KernelRegistry& r);          // kernels/matmul.cc, conv.cc, pool.cc, norm.cc, softmax.cc, loss.cc
 void RegisterTrainingKernels(KernelRegistry& r);      // kernels/training_*.cc (com.microsoft ops, *Grad, dropout)
+void RegisterYieldOpKernel(KernelRegistry& r);        // kernels/all_kernels.cc (com.microsoft::YieldOp)
 void RegisterAtenKernels(KernelRegistry& r);          // kernels/aten.cc (org.pytorch.aten::ATen embedding)
 
 }  // namespace memopt

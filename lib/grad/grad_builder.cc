@@ -120,22 +120,14 @@ class Builder {
     };
     for (Node& node : g.nodes) {
       if (!sel_.differentiated[node.id]) continue;
-      const std::string y = node.outputs.empty() || node.outputs[0] == kNone ? node.name : g.value(node.outputs[0]).name;
-      if (node.domain == kMsDomain && node.op_type == "SoftmaxCrossEntropyLossInternal") {
-        add_output(node, 1, g.value(node.inputs[0]).name + "_log_prob");
-      }
-      if (!node.domain.empty()) continue;
-      if (node.op_type == "Dropout" && DropoutMayTrain(g, node)) {
-        add_output(node, 1, y + "_mask");
-      } else if (node.op_type == "MaxPool") {
-        add_output(node, 1, y + "_mask");
-      } else if (node.op_type == "SoftmaxCrossEntropyLoss") {
-        add_output(node, 1, g.value(node.inputs[0]).name + "_log_prob");
-      } else if (node.op_type == "LayerNormalization") {
-        add_output(node, 1, y + "_saved_mean");
-        add_output(node, 2, y + "_saved_inv_std_var");
-      } else if (node.op_type == "SimplifiedLayerNormalization") {
-        add_output(node, 1, y + "_saved_inv_std_var");
+      const GradRuleInfo* info = FindGradRule(node);
+      if (info == nullptr) continue;
+      for (const SavedOutput& saved : info->saved_outputs) {
+        if (saved.when != nullptr && !saved.when(g, node)) continue;
+        const std::string base = saved.after_input0 ? g.value(node.inputs[0]).name
+                                 : node.outputs.empty() || node.outputs[0] == kNone ? node.name
+                                                                                   : g.value(node.outputs[0]).name;
+        add_output(node, static_cast<size_t>(saved.index), base + saved.suffix);
       }
     }
     return changed;

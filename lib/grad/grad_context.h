@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ops/op_def.h"
 #include "util/status.h"
 
 namespace memopt::grad {
@@ -172,19 +173,19 @@ class NodeGrad {
   int emitted_ = 0;
 };
 
-using GradRule = Status (*)(NodeGrad& g);
+using GradRule = GradRuleFn;
 
-struct GradRuleInfo {
-  GradRule rule = nullptr;
-  /// Input indices that never receive a gradient (ORT's STOP_GRADIENT_EDGES and the like).
-  std::vector<int> stop_inputs;
-};
+/// The rule, stop edges and saved outputs of one op (ops/op_def.h).
+using GradRuleInfo = GradInfo;
 
-/// The rule for a forward node, or nullptr.
+/// The rule for a forward node (with the fallback between the default domain and com.microsoft of
+/// ops/op_key.h), or nullptr.
 const GradRuleInfo* FindGradRule(const Node& node);
 /// "op" / "domain::op" of every registered rule.
 std::vector<std::string> RegisteredGradOps();
 
+/// What the rules_*.cc files register into (ops/legacy/grad_rules.cc copies it into the op
+/// registry until the family moves to lib/ops).
 using GradRuleMap = std::map<std::pair<std::string, std::string>, GradRuleInfo>;
 
 // Registration, one function per rules_*.cc file.

@@ -1,40 +1,23 @@
-// The table of gradient rules: (domain, op) -> rule and stop edges. Each rules_*.cc file
-// registers one op family.
+// Lookups of gradient rules in the op registry.
 #include <algorithm>
 
 #include "grad/grad_builder.h"
 #include "grad/grad_context.h"
+#include "ops/op_registry.h"
 
 namespace memopt {
 namespace grad {
-namespace {
-
-const GradRuleMap& Rules() {
-  static const GradRuleMap rules = [] {
-    GradRuleMap r;
-    RegisterElementwiseGradRules(r);
-    RegisterActivationGradRules(r);
-    RegisterMatMulGradRules(r);
-    RegisterNnGradRules(r);
-    RegisterShapeGradRules(r);
-    RegisterReduceGradRules(r);
-    RegisterLossGradRules(r);
-    return r;
-  }();
-  return rules;
-}
-
-}  // namespace
 
 const GradRuleInfo* FindGradRule(const Node& node) {
-  const std::string domain = node.domain == "ai.onnx" ? std::string() : node.domain;
-  auto it = Rules().find({domain, node.op_type});
-  return it == Rules().end() ? nullptr : &it->second;
+  const OpDef* def = Ops().Find(node.domain, node.op_type, [](const OpDef& d) { return d.grad.rule != nullptr; });
+  return def == nullptr ? nullptr : &def->grad;
 }
 
 std::vector<std::string> RegisteredGradOps() {
   std::vector<std::string> ops;
-  for (const auto& [key, info] : Rules()) ops.push_back(key.first.empty() ? key.second : key.first + "::" + key.second);
+  for (const auto& [key, def] : Ops().defs()) {
+    if (def.grad.rule != nullptr) ops.push_back(key.ToString());
+  }
   std::sort(ops.begin(), ops.end());
   return ops;
 }

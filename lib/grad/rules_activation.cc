@@ -126,7 +126,7 @@ void RegisterActivationGradRules(GradRuleMap& r) {
   r[{kMsDomain, "FastGelu"}] = {FastGeluRule, {}};
   r[{"", "Softmax"}] = {SoftmaxGrad, {}};
   r[{"", "LogSoftmax"}] = {SoftmaxGrad, {}};
-  r[{"", "Dropout"}] = {DropoutGrad, {1, 2}};
+  r[{"", "Dropout"}] = {DropoutGrad, {1, 2}, {{1, "_mask", false, DropoutMayTrain}}};
 }
 
 }  // namespace memopt::grad

@@ -82,8 +82,8 @@ Status NllGrad(NodeGrad& g) {
 }  // namespace
 
 void RegisterLossGradRules(GradRuleMap& r) {
-  r[{"", "SoftmaxCrossEntropyLoss"}] = {SoftmaxCrossEntropyGrad, {1, 2}};
-  r[{kMsDomain, "SoftmaxCrossEntropyLossInternal"}] = {SoftmaxCrossEntropyInternalGrad, {1, 2, 3}};
+  r[{"", "SoftmaxCrossEntropyLoss"}] = {SoftmaxCrossEntropyGrad, {1, 2}, {{1, "_log_prob", true}}};
+  r[{kMsDomain, "SoftmaxCrossEntropyLossInternal"}] = {SoftmaxCrossEntropyInternalGrad, {1, 2, 3}, {{1, "_log_prob", true}}};
   r[{"", "NegativeLogLikelihoodLoss"}] = {NllGrad, {1, 2}};
 }
 

@@ -123,11 +123,11 @@ Status AveragePoolGrad(NodeGrad& g) {
 }  // namespace
 
 void RegisterNnGradRules(GradRuleMap& r) {
-  r[{"", "LayerNormalization"}] = {LayerNormGrad, {}};
-  r[{"", "SimplifiedLayerNormalization"}] = {SimplifiedLayerNormGrad, {}};
+  r[{"", "LayerNormalization"}] = {LayerNormGrad, {}, {{1, "_saved_mean"}, {2, "_saved_inv_std_var"}}};
+  r[{"", "SimplifiedLayerNormalization"}] = {SimplifiedLayerNormGrad, {}, {{1, "_saved_inv_std_var"}}};
   r[{"", "BatchNormalization"}] = {BatchNormGrad, {3, 4}};
   r[{"", "Conv"}] = {ConvGrad, {}};
-  r[{"", "MaxPool"}] = {MaxPoolGrad, {}};
+  r[{"", "MaxPool"}] = {MaxPoolGrad, {}, {{1, "_mask"}}};
   r[{"", "AveragePool"}] = {AveragePoolGrad, {}};
 }
 

@@ -42,7 +42,8 @@ struct CostModel {
 NodeCost EstimateNodeCost(const Graph& graph, const Node& node, const DimBindings& dims,
                           const CostModel& model = {});
 
-/// True when the table above lists the op (any other op is costed as 1 FLOP per output element).
+/// True when the op registry gives the op a cost class (any other op is costed as 1 FLOP per output
+/// element).
 bool CostModelKnows(std::string_view op_type);
 
 /// Elements of a value at `dims` (unbound dims at 1024); nullopt when the shape is unknown.

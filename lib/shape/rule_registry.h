@@ -1,5 +1,5 @@
-// The table of shape rules, keyed by (domain, op type). Each rule file registers its ops through
-// one Register*Rules function; BuiltinRules() builds the table once.
+// Shape and value rules in the op registry. Each rule file registers its ops through one
+// Register*Rules function (called from ops/legacy/shape_rules.cc until its family moves to lib/ops).
 //
 // A rule entry has two parts that the driver runs in order:
 //   shape:  dtypes and shapes of the outputs (may read known input values, e.g. Reshape);
@@ -8,37 +8,32 @@
 
 #include <string>
 #include <string_view>
-#include <unordered_map>
 
+#include "ops/op_registry.h"
 #include "shape/infer_context.h"
 #include "util/status.h"
 
 namespace memopt::shape {
 
-using RuleFn = Status (*)(InferContext&);
+using RuleFn = ShapeRuleFn;
 
-struct OpRule {
-  RuleFn shape = nullptr;
-  RuleFn values = nullptr;
-};
-
+/// How a rule file registers its rules: a writer into the op registry (ops/op_registry.h), which
+/// keeps one definition per op for every layer.
 class RuleRegistry {
  public:
+  explicit RuleRegistry(OpRegistry& ops) : ops_(ops) {}
   /// Registers the shape rule of `domain::op` ("" is the default ONNX domain).
-  void Add(std::string_view domain, std::string_view op, RuleFn shape);
+  void Add(std::string_view domain, std::string_view op, RuleFn shape) { ops_.SetShape(domain, op, shape); }
   /// Registers the value-propagation rule of `domain::op`.
-  void AddValues(std::string_view domain, std::string_view op, RuleFn values);
-  /// The rule for a node. ORT registers some contrib ops in the default domain and some standard
-  /// ops also exist as com.microsoft ops, so a miss in one of {"", "com.microsoft"} falls back to
-  /// the other.
-  const OpRule* Find(std::string_view domain, std::string_view op) const;
+  void AddValues(std::string_view domain, std::string_view op, RuleFn values) { ops_.SetValues(domain, op, values); }
 
  private:
-  std::unordered_map<std::string, OpRule> rules_;
+  OpRegistry& ops_;
 };
 
-/// All built-in rules.
-const RuleRegistry& BuiltinRules();
+/// The definition whose shape rule a node of `domain::op` runs (with the fallback between the
+/// default domain and com.microsoft of op_key.h), or nullptr.
+const OpDef* FindShapeRule(std::string_view domain, std::string_view op);
 
 inline constexpr std::string_view kMsDomain = "com.microsoft";
 

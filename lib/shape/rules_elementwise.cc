@@ -180,6 +180,8 @@ void RegisterElementwiseRules(RuleRegistry& r) {
   r.Add("", "Where", WhereRule);
   r.Add("", "Cast", CastRule);
   r.Add("", "CastLike", CastLikeRule);
+  r.Add("", "BitCast", CastRule);  // same shape, element type `to` (equal element sizes)
+  for (const char* op : {"MemcpyFromHost", "MemcpyToHost"}) r.Add("", op, SameAsInput);  // ORT's device copies
   r.Add("", "Dropout", DropoutRule);
   r.Add("", "PRelu", PReluRule);
   r.Add("", "QuantizeLinear", QuantizeLinearRule);

@@ -168,9 +168,8 @@ class Driver {
         value.known_values.reset();
       }
     }
-    const shape::RuleRegistry& rules = shape::BuiltinRules();
     for (NodeId id : order) {
-      MEMOPT_RETURN_IF_ERROR(VisitNode(graph_.nodes[id], rules));
+      MEMOPT_RETURN_IF_ERROR(VisitNode(graph_.nodes[id]));
       ++stats_.nodes_visited;
     }
     for (const Value& v : graph_.values) {
@@ -187,11 +186,11 @@ class Driver {
   }
 
  private:
-  Status VisitNode(Node& node, const shape::RuleRegistry& rules) {
+  Status VisitNode(Node& node) {
     InferContext ctx(graph_, node, state_);
     ctx.set_declared(&declared_);
     const size_t first_diag = state_.diagnostics.size();
-    const shape::OpRule* rule = rules.Find(node.domain, node.op_type);
+    const OpDef* rule = shape::FindShapeRule(node.domain, node.op_type);
     if (rule != nullptr && rule->shape != nullptr) {
       Status s = rule->shape(ctx);
       if (!s.ok()) return s;

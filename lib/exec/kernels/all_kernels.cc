@@ -1,6 +1,8 @@
-// KernelRegistry::Cpu(): the one list of every built-in CPU kernel. Each kernels/*.cc owner
-// registers its ops in its Register*Kernels function; this file calls them all.
+// KernelRegistry::Cpu(): the CPU kernels of the op registry, and the YieldOp kernel. Each
+// kernels/*.cc owner registers its ops in its Register*Kernels function, which
+// ops/legacy/cpu_kernels.cc calls until the family moves to lib/ops.
 #include "exec/kernel.h"
+#include "ops/op_registry.h"
 
 namespace memopt {
 
@@ -26,22 +28,18 @@ Status YieldOpKernel(KernelContext& ctx) {
   return Status::Ok();
 }
 
-KernelRegistry BuildCpuRegistry() {
-  KernelRegistry r;
-  r.Register("com.microsoft", "YieldOp", YieldOpKernel);
-  RegisterElementwiseKernels(r);
-  RegisterReduceKernels(r);
-  RegisterTensorKernels(r);
-  RegisterMathKernels(r);
-  RegisterTrainingKernels(r);
-  RegisterAtenKernels(r);
-  return r;
-}
-
 }  // namespace
 
+void RegisterYieldOpKernel(KernelRegistry& r) { r.Register("com.microsoft", "YieldOp", YieldOpKernel); }
+
 const KernelRegistry& KernelRegistry::Cpu() {
-  static const KernelRegistry registry = BuildCpuRegistry();
+  static const KernelRegistry registry = [] {
+    KernelRegistry r;
+    for (const auto& [key, def] : Ops().defs()) {
+      if (def.cpu.fn != nullptr) r.Register(key, def.cpu);
+    }
+    return r;
+  }();
   return registry;
 }
 
