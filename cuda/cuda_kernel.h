@@ -17,7 +17,7 @@
 #include "device_pool.h"
 #include "device_tensor.h"
 #include "ir/graph.h"
-#include "ops/op_key.h"
+#include "ir/op_key.h"
 #include "util/status.h"
 
 namespace memopt::cuda {

@@ -1,15 +1,12 @@
 // Device helpers shared by the .cu kernels: element loads and stores through the compute type
 // (float for float/float16/bfloat16, as the CPU reference computes), using the same rounding
-// functions as the CPU (exec/half.h), and the launch geometry of the grid-stride loops.
+// functions as the CPU (util/half.h), and the launch geometry of the grid-stride loops.
 #pragma once
 
 #include <cstdint>
 
-// half.h and host_device.h both define MEMOPT_HD (half.h without `inline`); take half.h's
-// functions first, then let host_device.h define the macro that activation_math.h uses.
-#include "exec/half.h"
-#undef MEMOPT_HD
 #include "exec/math/host_device.h"
+#include "util/half.h"
 
 #include "launch.h"
 

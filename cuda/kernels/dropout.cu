@@ -3,12 +3,8 @@
 // exactly the words the CPU reference draws for those elements, and the masks are bit-identical.
 // The arithmetic follows the CPU kernel's order in float with explicit rounding intrinsics, so no
 // fused multiply-add changes a result.
-//
-// philox.h comes before common.cuh: it spells its functions `MEMOPT_HD inline` with half.h's
-// macro, which common.cuh then replaces by host_device.h's (which already says inline).
-#include "exec/philox.h"
-
 #include "common.cuh"
+#include "exec/philox.h"
 #include "dropout_launch.h"
 
 namespace memopt::cuda {

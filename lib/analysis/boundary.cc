@@ -6,7 +6,9 @@
 #include <fmt/format.h>
 
 #include "analysis/exec_order.h"
+#include "analysis/scan.h"
 #include "sym/sym_expr.h"
+#include "util/closest_match.h"
 
 namespace memopt {
 namespace {

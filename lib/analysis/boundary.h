@@ -10,13 +10,28 @@
 //      gradient nodes the graph is forward-only (kNone).
 #pragma once
 
+#include <string>
 #include <vector>
 
-#include "analysis/scan.h"
 #include "ir/graph.h"
 #include "util/status.h"
 
 namespace memopt {
+
+/// Where the forward pass ends.
+struct Boundary {
+  enum class Kind {
+    kYieldOp,   ///< exactly one YieldOp (ORT's rule); YieldOp itself counts as forward
+    kOverride,  ///< --boundary NODE: that node and everything it depends on is forward
+    kLoss,      ///< no YieldOp: the loss node rule (docs/boundary.md)
+    kNone,      ///< forward-only graph: no backward pass
+  };
+  Kind kind = Kind::kNone;
+  NodeId node = kNone;       ///< the boundary node (YieldOp, override or loss node)
+  std::string explanation;   ///< one line for reports, e.g. "YieldOp 'YieldOp_12'"
+};
+
+struct ScanOptions;  // analysis/scan.h
 
 /// Decides the forward/backward boundary. Errors: unknown --boundary node (with a did-you-mean),
 /// several YieldOps, a cycle (the loss rule needs a topological order).

@@ -287,11 +287,6 @@ class OrderBuilder {
   std::vector<int32_t> rank_;
 };
 
-std::string NodeLabel(const Node& node) {
-  return fmt::format("'{}' ({})", node.name.empty() ? fmt::format("{}#{}", node.op_type, node.id) : node.name,
-                     node.op_type);
-}
-
 }  // namespace
 
 std::vector<InEdge> InputEdges(const Graph& graph, NodeId node) {
@@ -308,61 +303,6 @@ std::vector<InEdge> InputEdges(const Graph& graph, NodeId node) {
     return std::tie(a.producer, a.src, a.dst) < std::tie(b.producer, b.src, b.dst);
   });
   return edges;
-}
-
-Expected<std::vector<NodeId>> TopologicalOrder(const Graph& graph) {
-  const size_t num_nodes = graph.nodes.size();
-  std::vector<int32_t> in_degree(num_nodes, 0);
-  for (const Node& node : graph.nodes) {
-    for (ValueId v : node.inputs) {
-      if (v != kNone && graph.values[v].producer != kNone) ++in_degree[node.id];
-    }
-  }
-  std::priority_queue<NodeId, std::vector<NodeId>, std::greater<>> ready;
-  for (NodeId n = 0; n < static_cast<NodeId>(num_nodes); ++n) {
-    if (in_degree[n] == 0) ready.push(n);
-  }
-  std::vector<NodeId> order;
-  order.reserve(num_nodes);
-  std::vector<char> done(num_nodes, 0);
-  while (!ready.empty()) {
-    NodeId n = ready.top();
-    ready.pop();
-    order.push_back(n);
-    done[n] = 1;
-    for (ValueId v : graph.nodes[n].outputs) {
-      if (v == kNone) continue;
-      for (const auto& [consumer, slot] : graph.values[v].consumers) {
-        if (--in_degree[consumer] == 0) ready.push(consumer);
-      }
-    }
-  }
-  if (order.size() == num_nodes) return order;
-
-  // Walk backwards through unfinished producers until a node repeats: it lies on a cycle.
-  NodeId start = kNone;
-  for (NodeId n = 0; n < static_cast<NodeId>(num_nodes) && start == kNone; ++n) {
-    if (!done[n]) start = n;
-  }
-  std::vector<char> seen(num_nodes, 0);
-  NodeId n = start;
-  while (!seen[n]) {
-    seen[n] = 1;
-    NodeId next = kNone;
-    for (ValueId v : graph.nodes[n].inputs) {
-      if (v == kNone) continue;
-      NodeId p = graph.values[v].producer;
-      if (p != kNone && !done[p]) {
-        next = p;
-        break;
-      }
-    }
-    if (next == kNone) break;  // cannot happen: an unfinished node has an unfinished producer
-    n = next;
-  }
-  return InvalidInput(fmt::format("graph has a cycle through node {}; an ONNX graph must be acyclic (check the "
-                                  "node inputs that refer to outputs of later nodes)",
-                                  NodeLabel(graph.nodes[n])));
 }
 
 std::vector<int32_t> MaxDistances(const Graph& graph, const std::vector<NodeId>& topo) {

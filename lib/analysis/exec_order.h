@@ -18,11 +18,21 @@
 #include <cstdint>
 #include <vector>
 
-#include "analysis/scan.h"
+#include "analysis/boundary.h"
 #include "ir/graph.h"
+#include "ir/topo_order.h"
 #include "util/status.h"
 
 namespace memopt {
+
+/// An execution order of the whole graph. position[node] = index in `order`.
+struct ExecutionOrder {
+  std::vector<NodeId> order;
+  std::vector<int32_t> position;  ///< per node id; -1 when the node is not scheduled
+  int32_t last_forward = -1;      ///< ORT's yield_order: positions <= this are forward; -1: none
+  bool IsForward(NodeId n) const { return position[n] >= 0 && position[n] <= last_forward; }
+  bool IsBackward(NodeId n) const { return position[n] > last_forward; }
+};
 
 /// An input edge of a node: producer node, producer output index, consumer input index.
 struct InEdge {
@@ -35,9 +45,6 @@ struct InEdge {
 /// iterates them. Graph inputs and initializers make no edge.
 std::vector<InEdge> InputEdges(const Graph& graph, NodeId node);
 
-/// Kahn's algorithm, always taking the ready node with the smallest id (a graph stored in
-/// topological order comes back unchanged). A cycle is an error naming a node on it.
-Expected<std::vector<NodeId>> TopologicalOrder(const Graph& graph);
 
 /// Longest distance (in edges) from any source node, per node id; `topo` is a topological order.
 std::vector<int32_t> MaxDistances(const Graph& graph, const std::vector<NodeId>& topo);

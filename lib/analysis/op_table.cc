@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sym/sym_expr.h"
+#include "util/closest_match.h"
 
 namespace memopt {
 namespace {

@@ -24,16 +24,6 @@ void ComputePlanSavings(std::vector<RecomputePlan>& plans) {
   }
 }
 
-std::optional<Rational> EvaluateWithDefault(const SymExpr& expr, const DimBindings& dims, int64_t unbound_value) {
-  DimBindings all = dims;
-  for (const std::string& name : expr.Symbols()) {
-    if (!dims.Get(name).has_value()) all.Set(name, unbound_value);
-  }
-  Expected<Rational> value = expr.Evaluate(all);
-  if (!value.ok()) return std::nullopt;
-  return *value;
-}
-
 std::vector<PlanGroup> BuildPlanGroups(const std::vector<RecomputePlan>& plans, const ExecutionOrder& order,
                                        int level, const DimBindings& dims) {
   std::map<std::string, PlanGroup> by_config;

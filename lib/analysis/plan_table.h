@@ -16,9 +16,6 @@
 
 namespace memopt {
 
-/// Value given to unbound dims when ordering groups (and locating the peak) without --dims.
-constexpr int64_t kUnboundDimForOrdering = 1024;
-
 /// "<cluster_id>:<type>:-1", e.g. "Gelu+:1:-1".
 std::string PlanConfig(const RecomputePlan& plan);
 
@@ -29,9 +26,5 @@ void ComputePlanSavings(std::vector<RecomputePlan>& plans);
 /// saving_bytes is set when `dims` binds every symbol of the saving.
 std::vector<PlanGroup> BuildPlanGroups(const std::vector<RecomputePlan>& plans, const ExecutionOrder& order,
                                        int level, const DimBindings& dims);
-
-/// `expr` at `dims`, with every dim `dims` leaves unbound set to `unbound_value`; nullopt on
-/// overflow.
-std::optional<Rational> EvaluateWithDefault(const SymExpr& expr, const DimBindings& dims, int64_t unbound_value);
 
 }  // namespace memopt

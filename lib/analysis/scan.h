@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis/boundary.h"
+#include "analysis/exec_order.h"
 #include "ir/graph.h"
 #include "sym/sym_expr.h"
 #include "util/status.h"
@@ -14,28 +16,6 @@
 namespace memopt {
 
 class OpTable;  // analysis/op_table.h
-
-/// Where the forward pass ends.
-struct Boundary {
-  enum class Kind {
-    kYieldOp,   ///< exactly one YieldOp (ORT's rule); YieldOp itself counts as forward
-    kOverride,  ///< --boundary NODE: that node and everything it depends on is forward
-    kLoss,      ///< no YieldOp: the loss node rule (docs/boundary.md)
-    kNone,      ///< forward-only graph: no backward pass
-  };
-  Kind kind = Kind::kNone;
-  NodeId node = kNone;       ///< the boundary node (YieldOp, override or loss node)
-  std::string explanation;   ///< one line for reports, e.g. "YieldOp 'YieldOp_12'"
-};
-
-/// An execution order of the whole graph. position[node] = index in `order`.
-struct ExecutionOrder {
-  std::vector<NodeId> order;
-  std::vector<int32_t> position;  ///< per node id; -1 when the node is not scheduled
-  int32_t last_forward = -1;      ///< ORT's yield_order: positions <= this are forward; -1: none
-  bool IsForward(NodeId n) const { return position[n] >= 0 && position[n] <= last_forward; }
-  bool IsBackward(NodeId n) const { return position[n] > last_forward; }
-};
 
 /// A forward output that some backward node consumes (ORT's stashed activation).
 struct StashedOutput {

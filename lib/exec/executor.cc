@@ -11,6 +11,7 @@
 
 #include "analysis/boundary.h"
 #include "analysis/exec_order.h"
+#include "analysis/scan.h"
 #include "exec/bind_inputs.h"
 #include "exec/initializer_reader.h"
 #include "exec/input_binding.h"

@@ -14,7 +14,7 @@
 #include "exec/output_gradients.h"
 #include "exec/tensor.h"
 #include "ir/graph.h"
-#include "ops/op_def.h"
+#include "ir/op_def.h"
 #include "util/status.h"
 
 namespace memopt {

@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "exec/half.h"
+#include "util/half.h"
 
 namespace memopt {
 
@@ -30,7 +30,7 @@ constexpr uint32_t kMul1 = 0xCD9E8D57u;
 constexpr uint32_t kWeyl0 = 0x9E3779B9u;  // golden ratio
 constexpr uint32_t kWeyl1 = 0xBB67AE85u;  // sqrt(3) - 1
 
-MEMOPT_HD inline void MulHiLo(uint32_t a, uint32_t b, uint32_t* hi, uint32_t* lo) {
+MEMOPT_HALF_HD inline void MulHiLo(uint32_t a, uint32_t b, uint32_t* hi, uint32_t* lo) {
   uint64_t p = static_cast<uint64_t>(a) * static_cast<uint64_t>(b);
   *hi = static_cast<uint32_t>(p >> 32);
   *lo = static_cast<uint32_t>(p);
@@ -38,7 +38,7 @@ MEMOPT_HD inline void MulHiLo(uint32_t a, uint32_t b, uint32_t* hi, uint32_t* lo
 }  // namespace philox_detail
 
 /// Philox4x32 with 10 rounds: the bijection of `counter` under `key`.
-MEMOPT_HD inline Philox4x32 Philox4x32_10(Philox4x32 counter, uint32_t key0, uint32_t key1) {
+MEMOPT_HALF_HD inline Philox4x32 Philox4x32_10(Philox4x32 counter, uint32_t key0, uint32_t key1) {
   using namespace philox_detail;
   uint32_t c0 = counter.v[0], c1 = counter.v[1], c2 = counter.v[2], c3 = counter.v[3];
   for (int round = 0; round < 10; ++round) {
@@ -65,7 +65,7 @@ MEMOPT_HD inline Philox4x32 Philox4x32_10(Philox4x32 counter, uint32_t key0, uin
 }
 
 /// The four random words for elements 4*block .. 4*block+3 under `seed` (see the file comment).
-MEMOPT_HD inline Philox4x32 DropoutRandomBlock(uint64_t seed, uint64_t block) {
+MEMOPT_HALF_HD inline Philox4x32 DropoutRandomBlock(uint64_t seed, uint64_t block) {
   Philox4x32 counter;
   counter.v[0] = static_cast<uint32_t>(block);
   counter.v[1] = static_cast<uint32_t>(block >> 32);
@@ -75,22 +75,22 @@ MEMOPT_HD inline Philox4x32 DropoutRandomBlock(uint64_t seed, uint64_t block) {
 }
 
 /// A 32-bit random word mapped to [0, 1) with 24 bits: exact in float.
-MEMOPT_HD inline float PhiloxUniform(uint32_t word) {
+MEMOPT_HALF_HD inline float PhiloxUniform(uint32_t word) {
   return static_cast<float>(word >> 8) * (1.0f / 16777216.0f);
 }
 
 /// Keep probability used by the mask test `uniform < keep`; computed once per kernel call in float.
-MEMOPT_HD inline float DropoutKeepProbability(float ratio) { return 1.0f - ratio; }
+MEMOPT_HALF_HD inline float DropoutKeepProbability(float ratio) { return 1.0f - ratio; }
 
 /// Whether element `index` is kept (one Philox call per element: for tests and scalar GPU code;
 /// bulk code should use DropoutRandomBlock once per 4 elements).
-MEMOPT_HD inline bool DropoutKeep(uint64_t seed, uint64_t index, float keep_probability) {
+MEMOPT_HALF_HD inline bool DropoutKeep(uint64_t seed, uint64_t index, float keep_probability) {
   Philox4x32 r = DropoutRandomBlock(seed, index / 4);
   return PhiloxUniform(r.v[index % 4]) < keep_probability;
 }
 
 /// SplitMix64 finaliser: a bijective 64-bit mixer.
-MEMOPT_HD inline uint64_t MixBits64(uint64_t x) {
+MEMOPT_HALF_HD inline uint64_t MixBits64(uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;

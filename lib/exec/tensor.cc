@@ -6,7 +6,7 @@
 #include <limits>
 #include <new>
 
-#include "exec/half.h"
+#include "util/half.h"
 #include "util/bytes.h"
 #include "util/status.h"
 

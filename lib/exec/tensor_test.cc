@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "exec/half.h"
+#include "util/half.h"
 
 namespace memopt {
 namespace {

@@ -5,7 +5,7 @@
 #include <optional>
 #include <set>
 
-#include "exec/half.h"
+#include "util/half.h"
 
 namespace memopt::grad {
 namespace {

@@ -7,6 +7,7 @@
 #include "analysis/scan.h"
 #include "grad/grad_check_util.h"
 #include "grad/grad_selection.h"
+#include "ir/topo_order.h"
 #include "test_data.h"
 
 namespace memopt {
@@ -236,7 +237,7 @@ TEST_CASE("grad: SubgraphOuterInputs lists what subgraphs read from outside, at 
   CHECK(names == std::vector<std::string>{"k", "w"});  // not the body's own i, ci, vi, inner
   CHECK(grad::SubgraphOuterInputs(g, g.nodes[0]).empty());
   // The Loop is ordered after the producer of k although k is no explicit input.
-  auto order = grad::TopologicalOrder(g);
+  auto order = TopologicalOrder(g);
   REQUIRE(order.ok());
   CHECK(*order == std::vector<NodeId>{0, 1});
 }

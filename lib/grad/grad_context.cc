@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "exec/half.h"
+#include "util/half.h"
 
 namespace memopt::grad {
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "ir/graph.h"
-#include "ops/op_def.h"
+#include "ir/op_def.h"
 #include "util/status.h"
 
 namespace memopt::grad {

@@ -1,11 +1,14 @@
 #include "grad/grad_selection.h"
 
+#include "ir/topo_order.h"
+
 #include <algorithm>
 #include <queue>
 #include <regex>
 #include <set>
 
 #include "grad/grad_context.h"
+#include "util/closest_match.h"
 
 namespace memopt::grad {
 
@@ -83,45 +86,6 @@ std::vector<ValueId> SubgraphOuterInputs(const Graph& graph, const Node& node) {
     if (v != kNone) out.push_back(v);
   }
   return out;
-}
-
-Expected<std::vector<NodeId>> TopologicalOrder(const Graph& graph) {
-  const size_t n = graph.nodes.size();
-  std::vector<int> pending(n, 0);
-  std::vector<std::vector<NodeId>> users(n);
-  for (const Node& node : graph.nodes) {
-    std::set<NodeId> producers;
-    for (ValueId v : node.inputs) {
-      if (v != kNone && graph.value(v).producer != kNone) producers.insert(graph.value(v).producer);
-    }
-    for (ValueId v : SubgraphOuterInputs(graph, node)) {
-      if (graph.value(v).producer != kNone) producers.insert(graph.value(v).producer);
-    }
-    for (NodeId p : producers) {
-      ++pending[node.id];
-      users[p].push_back(node.id);
-    }
-  }
-  std::priority_queue<NodeId, std::vector<NodeId>, std::greater<>> ready;
-  for (size_t i = 0; i < n; ++i) {
-    if (pending[i] == 0) ready.push(static_cast<NodeId>(i));
-  }
-  std::vector<NodeId> order;
-  order.reserve(n);
-  while (!ready.empty()) {
-    const NodeId id = ready.top();
-    ready.pop();
-    order.push_back(id);
-    for (NodeId u : users[id]) {
-      if (--pending[u] == 0) ready.push(u);
-    }
-  }
-  if (order.size() != n) {
-    for (size_t i = 0; i < n; ++i) {
-      if (pending[i] > 0) return InvalidInput("the graph has a cycle through node " + graph.nodes[i].Describe());
-    }
-  }
-  return order;
 }
 
 namespace {
@@ -279,7 +243,7 @@ void Reach(const Graph& graph, GradSelection& s) {
 
 Expected<GradSelection> SelectGradients(const Graph& graph, const GradOptions& options) {
   GradSelection s;
-  MEMOPT_ASSIGN_OR_RETURN(s.topo_order, TopologicalOrder(graph));
+  MEMOPT_ASSIGN_OR_RETURN(s.topo_order, TopologicalOrder(graph, {.extra_inputs = SubgraphOuterInputs}));
   MEMOPT_RETURN_IF_ERROR(SelectOutputs(graph, options, s));
   MEMOPT_RETURN_IF_ERROR(SelectTrainable(graph, options, s));
   Reach(graph, s);

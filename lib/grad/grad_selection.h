@@ -35,8 +35,6 @@ bool IsStopEdge(const Node& node, int i);
 /// paths: a trainable tensor read inside an If makes the If lie on the path.
 std::vector<ValueId> SubgraphOuterInputs(const Graph& graph, const Node& node);
 
-/// Topological order of the graph's nodes; error naming a node on a cycle.
-Expected<std::vector<NodeId>> TopologicalOrder(const Graph& graph);
 
 /// Chooses loss, seeds and trainable tensors and computes the reachability sets.
 Expected<GradSelection> SelectGradients(const Graph& graph, const GradOptions& options);

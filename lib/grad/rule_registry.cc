@@ -3,7 +3,7 @@
 
 #include "grad/grad_builder.h"
 #include "grad/grad_context.h"
-#include "ops/op_registry.h"
+#include "ir/op_registry.h"
 
 namespace memopt {
 namespace grad {

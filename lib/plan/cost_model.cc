@@ -7,7 +7,7 @@
 #include <string>
 
 #include "analysis/plan_table.h"
-#include "ops/op_registry.h"
+#include "ir/op_registry.h"
 
 namespace memopt {
 namespace {

@@ -1,4 +1,5 @@
 #include "plan/selection.h"
+#include "util/closest_match.h"
 
 #include <algorithm>
 #include <map>

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "util/bytes.h"
+#include "util/closest_match.h"
 
 namespace memopt {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "ops/op_registry.h"
+#include "ir/op_registry.h"
 #include "shape/infer_context.h"
 #include "util/status.h"
 

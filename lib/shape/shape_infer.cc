@@ -34,6 +34,8 @@
 #include "shape/rule_registry.h"
 #include "shape/shape_infer.h"
 
+#include "ir/topo_order.h"
+
 namespace memopt {
 
 namespace {
@@ -87,52 +89,6 @@ std::string OpKey(const Node& node) {
   return node.domain.empty() ? node.op_type : node.domain + "::" + node.op_type;
 }
 
-/// Kahn's algorithm; ready nodes are taken smallest id first, so the order is the proto order
-/// whenever that order is already topological.
-Expected<std::vector<NodeId>> TopologicalOrder(const Graph& graph) {
-  const size_t n = graph.nodes.size();
-  std::vector<NodeId> producer(graph.values.size(), kNone);
-  for (const Node& node : graph.nodes) {
-    for (ValueId v : node.outputs) {
-      if (v != kNone && producer[v] == kNone) producer[v] = node.id;
-    }
-  }
-  std::vector<int32_t> indegree(n, 0);
-  std::vector<std::vector<NodeId>> successors(n);
-  for (const Node& node : graph.nodes) {
-    for (ValueId v : node.inputs) {
-      if (v == kNone) continue;
-      const NodeId p = producer[v];
-      if (p == kNone) continue;
-      successors[p].push_back(node.id);
-      ++indegree[node.id];
-    }
-  }
-  std::priority_queue<NodeId, std::vector<NodeId>, std::greater<NodeId>> ready;
-  for (size_t i = 0; i < n; ++i) {
-    if (indegree[i] == 0) ready.push(static_cast<NodeId>(i));
-  }
-  std::vector<NodeId> order;
-  order.reserve(n);
-  while (!ready.empty()) {
-    const NodeId id = ready.top();
-    ready.pop();
-    order.push_back(id);
-    for (NodeId s : successors[id]) {
-      if (--indegree[s] == 0) ready.push(s);
-    }
-  }
-  if (order.size() != n) {
-    for (size_t i = 0; i < n; ++i) {
-      if (indegree[i] > 0) {
-        return InvalidInput("graph has a cycle through node " + graph.nodes[i].Describe() +
-                            ": its inputs depend on its own outputs; shape inference needs an acyclic graph");
-      }
-    }
-  }
-  return order;
-}
-
 bool KeepsKnownValues(const TensorInfo& info, size_t count) {
   if (count > kMaxKnownValues) return false;
   if (!(IsInteger(info.dtype) || info.dtype == DataType::kBool || IsFloatingPoint(info.dtype))) {
@@ -148,7 +104,8 @@ class Driver {
   Driver(Graph& graph, const ShapeInferenceOptions& options) : graph_(graph), options_(options) {}
 
   Expected<ShapeInferenceStats> Run() {
-    MEMOPT_ASSIGN_OR_RETURN(std::vector<NodeId> order, TopologicalOrder(graph_));
+    MEMOPT_ASSIGN_OR_RETURN(std::vector<NodeId> order,
+                            TopologicalOrder(graph_, {.cycle_hint = "shape inference needs an acyclic graph"}));
     // Declared dims written as expressions ("16*batch") become real expressions.
     for (Value& v : graph_.values) {
       if (!v.info.shape.has_value()) continue;

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "sym/sym_expr.h"
+#include "util/closest_match.h"
 
 namespace memopt {
 namespace {

@@ -151,7 +151,11 @@ class DimBindings {
   std::map<std::string, int64_t> values_;
 };
 
-/// Closest candidate by edit distance (for "did you mean" hints); empty when none is close.
-std::string ClosestMatch(std::string_view word, const std::vector<std::string>& candidates);
+/// `expr` at `dims`, with every dim `dims` leaves unbound set to `unbound_value`; nullopt on
+/// overflow.
+std::optional<Rational> EvaluateWithDefault(const SymExpr& expr, const DimBindings& dims, int64_t unbound_value);
+
+/// Value given to unbound dims when ordering groups (and locating the peak) without --dims.
+constexpr int64_t kUnboundDimForOrdering = 1024;
 
 }  // namespace memopt

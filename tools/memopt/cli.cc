@@ -13,6 +13,7 @@
 
 #include "io/atomic_write.h"
 #include "shape/dims_check.h"
+#include "util/closest_match.h"
 
 namespace memopt::cli {
 

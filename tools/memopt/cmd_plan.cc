@@ -15,7 +15,7 @@
 #include "plan/budget_planner.h"
 #include "plan/config.h"
 #include "plan/plan_outcome.h"
-#include "plan/plan_report.h"
+#include "report/plan_report.h"
 #include "plan/selection.h"
 #include "report/timeline_render.h"
 #include "timeline_output.h"

@@ -12,6 +12,7 @@
 #include "io/temp_file.h"
 #include "sym/sym_expr.h"
 #include "version_info.h"
+#include "util/closest_match.h"
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include "cli.h"
 #include "plan/budget_sweep.h"
 #include "plan/layer_checkpoint.h"
-#include "plan/plan_report.h"
+#include "report/plan_report.h"
 #include "plan/selection.h"
 #include "report/sweep_plot.h"
 #include "util/bytes.h"

@@ -2,7 +2,7 @@
 // kernels/*.cc owner registers its ops in its Register*Kernels function, which
 // ops/legacy/cpu_kernels.cc calls until the family moves to lib/ops.
 #include "exec/kernel.h"
-#include "ops/op_registry.h"
+#include "ir/op_registry.h"
 
 namespace memopt {
 

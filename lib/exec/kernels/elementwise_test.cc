@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "exec/half.h"
+#include "util/half.h"
 #include "exec/kernels/elementwise_test_util.h"
 
 using namespace memopt;

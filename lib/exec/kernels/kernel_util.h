@@ -20,7 +20,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "exec/half.h"
+#include "util/half.h"
 #include "exec/tensor.h"
 #include "ir/dtype.h"
 #include "util/status.h"

@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "exec/half.h"
+#include "util/half.h"
 #include "exec/kernels/training_test_expected.h"
 #include "exec/kernels/training_test_util.h"
 

@@ -9,7 +9,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "exec/half.h"
+#include "util/half.h"
 #include "exec/kernel.h"
 #include "exec/tensor.h"
 #include "util/status.h"

@@ -3,7 +3,7 @@
 // registry. A family that moves registers its kernels in its own op file and
 // leaves this list.
 #include "exec/kernel.h"
-#include "ops/op_registry.h"
+#include "ir/op_registry.h"
 
 MEMOPT_OPS(legacy, cpu_kernels) {
   memopt::KernelRegistry r;
@@ -14,6 +14,5 @@ MEMOPT_OPS(legacy, cpu_kernels) {
   memopt::RegisterMathKernels(r);
   memopt::RegisterTrainingKernels(r);
   memopt::RegisterAtenKernels(r);
-  for (const auto &[key, info] : r.entries())
-    ops.SetCpuKernel(key.first, key.second, info);
+  for (const auto& [key, info] : r.entries()) ops.SetCpuKernel(key.first, key.second, info);
 }

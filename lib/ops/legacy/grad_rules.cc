@@ -3,7 +3,7 @@
 // registry. A family that moves registers its rule in its own op file and
 // leaves this list.
 #include "grad/grad_context.h"
-#include "ops/op_registry.h"
+#include "ir/op_registry.h"
 
 MEMOPT_OPS(legacy, grad_rules) {
   memopt::grad::GradRuleMap r;
@@ -14,6 +14,5 @@ MEMOPT_OPS(legacy, grad_rules) {
   memopt::grad::RegisterShapeGradRules(r);
   memopt::grad::RegisterReduceGradRules(r);
   memopt::grad::RegisterLossGradRules(r);
-  for (const auto &[key, info] : r)
-    ops.SetGrad(key.first, key.second, info);
+  for (const auto& [key, info] : r) ops.SetGrad(key.first, key.second, info);
 }

@@ -1,4 +1,4 @@
-#include "rewrite/verify_rewrite.h"
+#include "verify/verify_rewrite.h"
 
 #include <cmath>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "plan/plan_report.h"
+#include "report/plan_report.h"
 
 #include <cmath>
 

@@ -1,7 +1,7 @@
 // Rewritten graphs compute bit-identical outputs on the CPU executor, and their measured peak is
 // the planned one: every plan of every training graph the executor can run (level 1, level 2,
 // budgets of 0.9, 0.7 and 0.5 of the unoptimized peak).
-#include "rewrite/verify_rewrite.h"
+#include "verify/verify_rewrite.h"
 
 #include <cmath>
 #include <filesystem>

@@ -5,34 +5,34 @@
 #include <cstring>
 
 #if defined(__CUDACC__)
-#define MEMOPT_HD __host__ __device__
+#define MEMOPT_HALF_HD __host__ __device__
 #else
-#define MEMOPT_HD
+#define MEMOPT_HALF_HD
 #endif
 
 namespace memopt {
 
-MEMOPT_HD inline float BitsToFloat(uint32_t bits) {
+MEMOPT_HALF_HD inline float BitsToFloat(uint32_t bits) {
   float f;
   std::memcpy(&f, &bits, sizeof f);
   return f;
 }
-MEMOPT_HD inline uint32_t FloatToBits(float f) {
+MEMOPT_HALF_HD inline uint32_t FloatToBits(float f) {
   uint32_t bits;
   std::memcpy(&bits, &f, sizeof bits);
   return bits;
 }
 
-MEMOPT_HD inline float Bfloat16ToFloat(uint16_t h) { return BitsToFloat(static_cast<uint32_t>(h) << 16); }
+MEMOPT_HALF_HD inline float Bfloat16ToFloat(uint16_t h) { return BitsToFloat(static_cast<uint32_t>(h) << 16); }
 
-MEMOPT_HD inline uint16_t FloatToBfloat16(float f) {
+MEMOPT_HALF_HD inline uint16_t FloatToBfloat16(float f) {
   uint32_t bits = FloatToBits(f);
   if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40);  // quiet NaN
   uint32_t rounding = 0x7fffu + ((bits >> 16) & 1u);
   return static_cast<uint16_t>((bits + rounding) >> 16);
 }
 
-MEMOPT_HD inline float Float16ToFloat(uint16_t h) {
+MEMOPT_HALF_HD inline float Float16ToFloat(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1fu;
   uint32_t mant = h & 0x3ffu;
@@ -51,7 +51,7 @@ MEMOPT_HD inline float Float16ToFloat(uint16_t h) {
   return BitsToFloat(sign | ((exp + 127 - 15) << 23) | (mant << 13));
 }
 
-MEMOPT_HD inline uint16_t FloatToFloat16(float f) {
+MEMOPT_HALF_HD inline uint16_t FloatToFloat16(float f) {
   uint32_t bits = FloatToBits(f);
   uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
   uint32_t abs = bits & 0x7fffffffu;

@@ -27,17 +27,16 @@ std::string_view NormalizeDomain(std::string_view domain);
 std::optional<std::string_view> FallbackDomain(std::string_view domain);
 
 struct OpKey {
-  std::string domain; ///< normalised ("" is ai.onnx)
+  std::string domain;  ///< normalised ("" is ai.onnx)
   std::string op;
 
   OpKey() = default;
-  OpKey(std::string_view domain_in, std::string_view op_in)
-      : domain(NormalizeDomain(domain_in)), op(op_in) {}
-  static OpKey Of(const Node &node);
+  OpKey(std::string_view domain_in, std::string_view op_in) : domain(NormalizeDomain(domain_in)), op(op_in) {}
+  static OpKey Of(const Node& node);
 
   /// "op" in the default domain, "domain::op" otherwise.
   std::string ToString() const;
-  auto operator<=>(const OpKey &) const = default;
+  auto operator<=>(const OpKey&) const = default;
 };
 
-} // namespace memopt
+}  // namespace memopt
