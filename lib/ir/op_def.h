@@ -19,7 +19,7 @@
 
 namespace memopt {
 
-struct Graph;
+class Graph;
 struct KernelContext;
 namespace shape {
 class InferContext;
