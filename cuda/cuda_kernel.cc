@@ -7,10 +7,6 @@
 
 namespace memopt::cuda {
 
-namespace {
-std::string OpKey(const std::string& domain, const std::string& op) { return domain.empty() ? op : domain + "::" + op; }
-}  // namespace
-
 Expected<CublasPtr> CreateCublas(cudaStream_t stream) {
   MEMOPT_ASSIGN_OR_RETURN(const CublasApi* api, LoadCublas());
   cublasHandle_t handle = nullptr;
@@ -40,7 +36,7 @@ Status CudaKernelContext::UnsupportedType(DataType dtype) const {
 
 std::vector<std::string> CudaKernelRegistry::OpNames() const {
   std::vector<std::string> names;
-  for (const auto& [key, fn] : kernels_) names.push_back(OpKey(key.first, key.second));
+  for (const auto& [key, fn] : kernels_) names.push_back(OpKey(key.first, key.second).ToString());
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -50,7 +46,7 @@ Status CheckSupported(const Graph& graph, const CudaKernelRegistry& registry) {
   for (const Node& node : graph.nodes) {
     if (registry.Find(node.domain, node.op_type) != nullptr || HostCapable(graph, node)) continue;
     const std::string shown = node.name.empty() ? node.op_type + "#" + std::to_string(node.id) : node.name;
-    missing.emplace(OpKey(node.domain, node.op_type), shown);
+    missing.emplace(OpKey::Of(node).ToString(), shown);
   }
   if (missing.empty()) return Status::Ok();
   std::string list;

@@ -63,14 +63,13 @@ class CudaKernelRegistry {
   void Register(const std::string& domain, const std::string& op, CudaKernelFn fn) {
     kernels_[{std::string(NormalizeDomain(domain)), op}] = fn;
   }
-  /// The kernel of `domain::op` (domain normalised), trying the fallback domain of ops/op_key.h on
+  /// The kernel of `domain::op` (domain normalised), trying the fallback domain of ir/op_key.h on
   /// a miss, as every op lookup does.
   CudaKernelFn Find(const std::string& domain, const std::string& op) const {
-    auto it = kernels_.find({std::string(NormalizeDomain(domain)), op});
-    if (it == kernels_.end()) {
-      if (auto other = FallbackDomain(domain)) it = kernels_.find({std::string(*other), op});
-    }
-    return it == kernels_.end() ? nullptr : it->second;
+    return FindWithFallback(domain, [&](std::string_view d) -> CudaKernelFn {
+      auto it = kernels_.find({std::string(d), op});
+      return it == kernels_.end() ? nullptr : it->second;
+    });
   }
   /// "op" or "domain::op", sorted.
   std::vector<std::string> OpNames() const;

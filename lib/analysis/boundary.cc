@@ -13,18 +13,13 @@
 namespace memopt {
 namespace {
 
-std::string NodeLabel(const Node& node) {
-  return fmt::format("'{}' ({})", node.name.empty() ? fmt::format("{}#{}", node.op_type, node.id) : node.name,
-                     node.op_type);
-}
-
 Expected<Boundary> OverrideBoundary(const Graph& graph, const std::string& name) {
   for (const Node& node : graph.nodes) {
     if (node.name == name) {
       Boundary b;
       b.kind = Boundary::Kind::kOverride;
       b.node = node.id;
-      b.explanation = fmt::format("--boundary node {}", NodeLabel(node));
+      b.explanation = fmt::format("--boundary node {}", node.Describe());
       return b;
     }
   }
@@ -130,7 +125,7 @@ Expected<Boundary> FindBoundary(const Graph& graph, const ScanOptions& options) 
                                 backward_nodes);
   } else {
     b.explanation = fmt::format("no YieldOp; {} node {} ({} gradient nodes found)",
-                                loss != kNone ? "loss" : "last forward", NodeLabel(graph.nodes[b.node]),
+                                loss != kNone ? "loss" : "last forward", graph.nodes[b.node].Describe(),
                                 gradient_nodes);
   }
   return b;

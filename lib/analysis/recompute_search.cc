@@ -6,31 +6,23 @@
 #include <fmt/format.h>
 
 #include "analysis/exec_order.h"
+#include "ir/op_key.h"
 
 namespace memopt {
 namespace {
 
 constexpr int64_t kSmallTensorElements = 1 << 20;  // ORT: fully static and < 1,048,576 elements
 
-std::string Label(const Node& node) {
-  return fmt::format("'{}' ({})", node.name.empty() ? fmt::format("{}#{}", node.op_type, node.id) : node.name,
-                     node.op_type);
-}
-
-std::string QualifiedOp(const Node& node) {
-  return node.domain.empty() ? node.op_type : node.domain + "::" + node.op_type;
-}
-
 /// Why `node` cannot start or join a recompute subgraph at `probe_level`.
 std::string NotRecomputableReason(const Node& node, const OpTable& table, int probe_level) {
   const OpTable::OpEntry* entry = table.Find(node.domain, node.op_type);
-  if (entry == nullptr) return fmt::format("op {} is not in the recomputable-op table", QualifiedOp(node));
+  if (entry == nullptr) return fmt::format("op {} is not in the recomputable-op table", OpKey::Of(node).ToString());
   if (entry->level > probe_level) {
     return fmt::format("op {} is recomputable only at probe level {} (this scan uses probe level {})",
-                       QualifiedOp(node), entry->level, probe_level);
+                       OpKey::Of(node).ToString(), entry->level, probe_level);
   }
   if (entry->versions.count(node.since_version) == 0) {
-    return fmt::format("op {} since-version {} is not listed in the recomputable-op table", QualifiedOp(node),
+    return fmt::format("op {} since-version {} is not listed in the recomputable-op table", OpKey::Of(node).ToString(),
                        node.since_version);
   }
   return fmt::format("PythonOp func_name '{}' is not allow-listed for recompute", node.GetString("func_name", ""));
@@ -82,7 +74,7 @@ class Searcher {
           if (!r) {
             failed = true;
             out.failure = fmt::format("needs {}, which is not stashed and not recomputable: {}",
-                                      Label(graph_.nodes[n]),
+                                      graph_.nodes[n].Describe(),
                                       NotRecomputableReason(graph_.nodes[n], table_, options_.probe_level));
             break;
           }
@@ -204,7 +196,7 @@ RecomputeSearchResult SearchRecomputePlans(const Graph& graph, const ExecutionOr
           if (slot == 0 && is_boundary_ln[consumer]) {
             gate = fmt::format("output '{}' is input 0 of layer-boundary LayerNorm {}: kept stashed as the layer "
                                "checkpoint",
-                               v.name, Label(graph.nodes[consumer]));
+                               v.name, graph.nodes[consumer].Describe());
             break;
           }
         }

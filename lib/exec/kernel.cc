@@ -17,17 +17,17 @@ void KernelRegistry::Register(const std::string& domain, const std::string& op, 
 }
 
 const KernelInfo* KernelRegistry::Find(const std::string& domain, const std::string& op) const {
-  auto it = kernels_.find({std::string(NormalizeDomain(domain)), op});
-  if (it != kernels_.end()) return &it->second;
-  if (auto other = FallbackDomain(domain)) it = kernels_.find({std::string(*other), op});
-  return it == kernels_.end() ? nullptr : &it->second;
+  return FindWithFallback(domain, [&](std::string_view d) -> const KernelInfo* {
+    auto it = kernels_.find({std::string(d), op});
+    return it == kernels_.end() ? nullptr : &it->second;
+  });
 }
 
 std::vector<std::string> KernelRegistry::OpNames() const {
   std::vector<std::string> names;
   names.reserve(kernels_.size());
   for (const auto& [key, info] : kernels_) {
-    names.push_back(key.first.empty() ? key.second : key.first + "::" + key.second);
+    names.push_back(OpKey(key.first, key.second).ToString());
   }
   std::sort(names.begin(), names.end());
   return names;

@@ -10,6 +10,7 @@
 #include "grad/grad_context.h"
 #include "grad/grad_selection.h"
 #include "grad/tied_parameters.h"
+#include "ir/op_key.h"
 #include "shape/shape_infer.h"
 
 namespace memopt {
@@ -90,7 +91,7 @@ class Builder {
     std::map<std::string, std::string> missing;
     for (const Node& node : g.nodes) {
       if (!sel_.differentiated[node.id] || FindGradRule(node) != nullptr) continue;
-      const std::string op = node.domain.empty() ? node.op_type : node.domain + "::" + node.op_type;
+      const std::string op = OpKey::Of(node).ToString();
       missing.emplace(op, node.name.empty() ? node.op_type + "#" + std::to_string(node.id) : node.name);
     }
     if (missing.empty()) return Status::Ok();

@@ -21,7 +21,7 @@
 
 namespace memopt::grad {
 
-inline const std::string kMsDomain = "com.microsoft";
+inline const std::string kMsDomain{kMicrosoftDomain};
 
 /// Attribute builders.
 onnx::AttributeProto AttrInt(const std::string& name, int64_t v);
@@ -175,11 +175,11 @@ class NodeGrad {
 
 using GradRule = GradRuleFn;
 
-/// The rule, stop edges and saved outputs of one op (ops/op_def.h).
+/// The rule, stop edges and saved outputs of one op (ir/op_def.h).
 using GradRuleInfo = GradInfo;
 
 /// The rule for a forward node (with the fallback between the default domain and com.microsoft of
-/// ops/op_key.h), or nullptr.
+/// ir/op_key.h), or nullptr.
 const GradRuleInfo* FindGradRule(const Node& node);
 /// "op" / "domain::op" of every registered rule.
 std::vector<std::string> RegisteredGradOps();

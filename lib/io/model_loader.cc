@@ -22,6 +22,7 @@
 #include "io/initializer_check.h"
 #include "io/mapped_file.h"
 #include "io/model_walk.h"
+#include "ir/op_key.h"
 #include "shape/fold_known_ifs.h"
 
 namespace memopt {
@@ -214,7 +215,7 @@ Expected<Model> BuildModel(io::RawModel& raw, Model model, const LoadOptions& op
     node.id = static_cast<NodeId>(i);
     node.name = proto.name();
     node.op_type = proto.op_type();
-    node.domain = proto.domain() == "ai.onnx" ? std::string() : proto.domain();
+    node.domain = NormalizeDomain(proto.domain());
     if (node.op_type.empty()) return InvalidInput("node #" + std::to_string(i) + " has no op_type");
     for (const auto& in : proto.input()) node.inputs.push_back(in.empty() ? kNone : g.GetOrAddValue(in));
     for (const auto& out : proto.output()) {

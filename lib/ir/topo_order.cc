@@ -24,13 +24,11 @@ Expected<std::vector<NodeId>> TopologicalOrder(const Graph& graph, const TopoOpt
       for (ValueId v : options.extra_inputs(graph, node)) add(v);
     }
   }
-  std::vector<int32_t> pending(n, 0);
+  std::vector<size_t> pending(n);
   std::vector<std::vector<NodeId>> users(n);
   for (size_t i = 0; i < n; ++i) {
-    for (NodeId p : waits_for[i]) {
-      users[p].push_back(static_cast<NodeId>(i));
-      ++pending[i];
-    }
+    pending[i] = waits_for[i].size();
+    for (NodeId p : waits_for[i]) users[p].push_back(static_cast<NodeId>(i));
   }
   std::priority_queue<NodeId, std::vector<NodeId>, std::greater<>> ready;
   for (size_t i = 0; i < n; ++i) {

@@ -1,6 +1,5 @@
-// The consistency checks of the op tables (ops_coverage_test.cc, and the CUDA
-// build's cuda/ops_coverage_cuda_test.cc): each problem as one line naming the
-// op.
+// The consistency checks of the op tables (ops_coverage_test.cc, and the CUDA build's
+// cuda/ops_coverage_cuda_test.cc): each problem as one line naming the op.
 #pragma once
 
 #include <algorithm>

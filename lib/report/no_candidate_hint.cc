@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "ir/op_key.h"
 #include "util/bytes.h"
 
 namespace memopt {
@@ -12,10 +13,6 @@ namespace memopt {
 namespace {
 
 constexpr std::string_view kNotRecomputable = "not recomputable: ";
-
-std::string QualifiedOp(const Node& node) {
-  return node.domain.empty() ? node.op_type : node.domain + "::" + node.op_type;
-}
 
 /// Bytes of the outputs of `n` that a backward node reads; nullopt when one is unsized.
 std::optional<SymExpr> StashedBytes(const Graph& graph, const ExecutionOrder& order, NodeId n) {
@@ -58,7 +55,7 @@ std::vector<UnrecomputableOp> UnrecomputableStashedOps(const Graph& graph, const
     if (r.reason.rfind(kNotRecomputable, 0) != 0) continue;
     // The YieldOp's outputs are the incoming gradients, not activations.
     if (scan.boundary.kind == Boundary::Kind::kYieldOp && r.node == scan.boundary.node) continue;
-    const std::string op = QualifiedOp(graph.node(r.node));
+    const std::string op = OpKey::Of(graph.node(r.node)).ToString();
     UnrecomputableOp& entry = by_op[op];
     if (entry.nodes == 0) {
       entry.op = op;

@@ -11,11 +11,6 @@ namespace {
 
 constexpr const char* kSuffix = "_recompute";
 
-std::string Label(const Node& node) {
-  return fmt::format("'{}' ({})", node.name.empty() ? fmt::format("{}#{}", node.op_type, node.id) : node.name,
-                     node.op_type);
-}
-
 ValueId FirstOutput(const Node& node) {
   for (ValueId v : node.outputs) {
     if (v != kNone) return v;
@@ -55,11 +50,11 @@ RewriteSpecBuilder::RewriteSpecBuilder(const Graph& graph, const ScanResult& sca
       if (node.op_type == "PythonOp") {
         plan_error_[p] = fmt::format("node {} is a PythonOp: memopt apply does not implement ORT's RNG-state "
                                      "rewiring of recomputed PythonOps",
-                                     Label(node));
+                                     node.Describe());
         break;
       }
       if (FirstOutput(node) == kNone) {
-        plan_error_[p] = fmt::format("node {} has no named output to name its clone after", Label(node));
+        plan_error_[p] = fmt::format("node {} has no named output to name its clone after", node.Describe());
         break;
       }
       auto clash = [&](ValueId v) {
@@ -69,7 +64,7 @@ RewriteSpecBuilder::RewriteSpecBuilder(const Graph& graph, const ScanResult& sca
         if (clash(v)) {
           plan_error_[p] = fmt::format("the graph already has a tensor named '{}{}' (was it rewritten before?); "
                                        "node {} cannot be cloned under that name",
-                                       graph.values[v].name, kSuffix, Label(node));
+                                       graph.values[v].name, kSuffix, node.Describe());
           break;
         }
       }
@@ -78,7 +73,7 @@ RewriteSpecBuilder::RewriteSpecBuilder(const Graph& graph, const ScanResult& sca
         if (clash(v)) {
           plan_error_[p] = fmt::format("the graph already has a tensor named '{}{}' (was it rewritten before?); "
                                        "a clone of node {} would read it",
-                                       graph.values[v].name, kSuffix, Label(node));
+                                       graph.values[v].name, kSuffix, node.Describe());
           break;
         }
       }
@@ -118,7 +113,7 @@ Expected<RewriteSpec> RewriteSpecBuilder::Build(const std::vector<size_t>& plans
     const RecomputePlan& plan = scan_.plans[p];
     if (!plan_error_[p].empty()) {
       return Unsupported(fmt::format("plan \"{}:{}\" of node {}: {}", plan.cluster_id, plan.type(),
-                                     Label(graph_.nodes[plan.entry]), plan_error_[p]));
+                                     graph_.nodes[plan.entry].Describe(), plan_error_[p]));
     }
     spec.applied_plans.push_back(p);
     for (NodeId n : plan.subgraph) {
@@ -158,7 +153,7 @@ Expected<RewriteSpec> RewriteSpecBuilder::Build(const std::vector<size_t>& plans
     // Rewire the entry's backward consumers (and clones reading it) to the entry's clone.
     const Node& entry = graph_.nodes[plan.entry];
     auto cloned = clone_of_node.find(plan.entry);
-    if (cloned == clone_of_node.end()) return InternalError("entry node " + Label(entry) + " was not cloned");
+    if (cloned == clone_of_node.end()) return InternalError("entry node " + entry.Describe() + " was not cloned");
     const int32_t replacement = cloned->second;
     for (size_t i = 0; i < entry.outputs.size(); ++i) {
       const ValueId o = entry.outputs[i];

@@ -4,6 +4,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "ir/op_key.h"
 #include "shape/shape_infer.h"
 
 namespace memopt {
@@ -95,7 +96,7 @@ class Splicer {
     Node n;
     n.name = proto.name();
     n.op_type = proto.op_type();
-    n.domain = proto.domain() == "ai.onnx" ? std::string() : proto.domain();
+    n.domain = NormalizeDomain(proto.domain());
     n.module = module;
     for (const auto& in : proto.input()) n.inputs.push_back(in.empty() ? kNone : graph_.GetOrAddValue(in));
     for (const auto& o : proto.output()) n.outputs.push_back(o.empty() ? kNone : graph_.GetOrAddValue(o));

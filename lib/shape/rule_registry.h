@@ -17,7 +17,7 @@ namespace memopt::shape {
 
 using RuleFn = ShapeRuleFn;
 
-/// How a rule file registers its rules: a writer into the op registry (ops/op_registry.h), which
+/// How a rule file registers its rules: a writer into the op registry (ir/op_registry.h), which
 /// keeps one definition per op for every layer.
 class RuleRegistry {
  public:
@@ -35,7 +35,7 @@ class RuleRegistry {
 /// default domain and com.microsoft of op_key.h), or nullptr.
 const OpDef* FindShapeRule(std::string_view domain, std::string_view op);
 
-inline constexpr std::string_view kMsDomain = "com.microsoft";
+inline constexpr std::string_view kMsDomain = kMicrosoftDomain;
 
 // One per rule file.
 void RegisterElementwiseRules(RuleRegistry& r);

@@ -29,12 +29,12 @@
 #include <string>
 #include <unordered_map>
 
+#include "ir/op_key.h"
+#include "ir/topo_order.h"
 #include "shape/dim_expr.h"
 #include "shape/infer_context.h"
 #include "shape/rule_registry.h"
 #include "shape/shape_infer.h"
-
-#include "ir/topo_order.h"
 
 namespace memopt {
 
@@ -83,10 +83,6 @@ int64_t FirstFreeFreshIndex(const Graph& graph) {
     }
   }
   return next;
-}
-
-std::string OpKey(const Node& node) {
-  return node.domain.empty() ? node.op_type : node.domain + "::" + node.op_type;
 }
 
 bool KeepsKnownValues(const TensorInfo& info, size_t count) {
@@ -166,7 +162,7 @@ class Driver {
         if (info.is_tensor && (info.dtype == DataType::kUndefined || !info.shape.has_value())) complete = false;
       }
       if (!complete) {
-        ops_without_rule_.insert(OpKey(node));
+        ops_without_rule_.insert(OpKey::Of(node).ToString());
         ctx.Diagnose(ctx.OutputName(0), "no shape rule for op '" + node.op_type + "' (domain '" +
                                             node.domain + "') and no declared type/shape for its outputs");
       }

@@ -1,6 +1,6 @@
-// The cost classes of the op families that have not moved to lib/ops/<family>
-// yet, by op type (plan/cost_model.cc counts their work). A family that moves
-// sets its cost classes in its own op file and leaves this list.
+// The cost classes of the op families that have not moved to lib/ops/<family> yet, by op type
+// (plan/cost_model.cc counts their work). A family that moves sets its cost classes in its own op
+// file and leaves this list.
 #include <string_view>
 
 #include "ir/op_registry.h"
@@ -84,7 +84,7 @@ MEMOPT_OPS(legacy, cost_classes) {
   for (std::string_view op : {"MemcpyFromHost", "MemcpyToHost", "FlattenAndUnpad", "PadAndUnflatten"}) {
     ops.SetCostForOpType(op, {CostKind::kMove});
   }
-  // Work that depends on the data (NonZero) or on Python code (PythonOp): one
-  // FLOP per output element.
+  // Work that depends on the data (NonZero) or on Python code (PythonOp): one FLOP per output
+  // element.
   for (std::string_view op : {"NonZero", "PythonOp"}) ops.SetCostForOpType(op, {CostKind::kElementwise, 1});
 }

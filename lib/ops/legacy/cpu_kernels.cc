@@ -1,7 +1,6 @@
-// The CPU kernels of the op families that have not moved to lib/ops/<family>
-// yet: their exec/kernels/*.cc registration functions, copied into the op
-// registry. A family that moves registers its kernels in its own op file and
-// leaves this list.
+// The CPU kernels of the op families that have not moved to lib/ops/<family> yet: their
+// exec/kernels/*.cc registration functions, copied into the op registry. A family that moves
+// registers its kernels in its own op file and leaves this list.
 #include "exec/kernel.h"
 #include "ir/op_registry.h"
 

@@ -1,7 +1,6 @@
-// The gradient rules of the op families that have not moved to lib/ops/<family>
-// yet: their grad/rules_*.cc registration functions, copied into the op
-// registry. A family that moves registers its rule in its own op file and
-// leaves this list.
+// The gradient rules of the op families that have not moved to lib/ops/<family> yet: their
+// grad/rules_*.cc registration functions, copied into the op registry. A family that moves
+// registers its rule in its own op file and leaves this list.
 #include "grad/grad_context.h"
 #include "ir/op_registry.h"
 

@@ -1,6 +1,6 @@
-// The shape and value rules of the op families that have not moved to
-// lib/ops/<family> yet: their shape/rules_*.cc registration functions. A family
-// that moves registers its rules in its own op file and leaves this list.
+// The shape and value rules of the op families that have not moved to lib/ops/<family> yet: their
+// shape/rules_*.cc registration functions. A family that moves registers its rules in its own op
+// file and leaves this list.
 #include "ir/op_registry.h"
 #include "shape/rule_registry.h"
 
