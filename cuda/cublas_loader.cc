@@ -32,6 +32,7 @@ Expected<const CublasApi*> Load() {
   Resolve(lib, "cublasCreate_v2", &api.create, &missing);
   Resolve(lib, "cublasDestroy_v2", &api.destroy, &missing);
   Resolve(lib, "cublasSetStream_v2", &api.set_stream, &missing);
+  Resolve(lib, "cublasSetMathMode", &api.set_math_mode, &missing);
   Resolve(lib, "cublasGemmStridedBatchedEx", &api.gemm_strided_batched_ex, &missing);
   Resolve(lib, "cublasGetStatusName", &api.status_name, &missing);
   Resolve(lib, "cublasGetStatusString", &api.status_string, &missing);

@@ -12,6 +12,13 @@ Expected<CublasPtr> CreateCublas(cudaStream_t stream) {
   cublasHandle_t handle = nullptr;
   cublasStatus_t st = api->create(&handle);
   if (st == CUBLAS_STATUS_SUCCESS) st = api->set_stream(handle, stream);
+  // Split-K partial sums are reduced in float, as the CPU reference accumulates: by default cuBLAS
+  // may reduce them in a 16-bit output type, which on an H200 put a bfloat16 [7, 1023] x [1023, 5]
+  // product 0.13 (absolute, on a result near 1) off the float-accumulated value.
+  if (st == CUBLAS_STATUS_SUCCESS) {
+    st = api->set_math_mode(handle,
+                            static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
+  }
   if (st != CUBLAS_STATUS_SUCCESS) {
     if (handle != nullptr) api->destroy(handle);
     return InternalError(std::string("cuBLAS initialisation failed: ") + api->status_name(st));

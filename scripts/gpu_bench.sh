@@ -1,19 +1,26 @@
 #!/usr/bin/env bash
 # The GPU acceptance run: the CUDA unit tests, the kernel bandwidth table, and a bench matrix of a
 # GPT-2-small-sized training graph (12 layers, hidden 768, vocab 50257, float16) at batch 8,
-# seq 1024: original vs level-1 plan vs budget plan, measured on the GPU, printed as one table.
+# seq 1024: memopt's original graph vs its level-1 plan vs a budget plan, measured on the GPU, and
+# beside them the same step in PyTorch eager, plain and with per-layer torch.utils.checkpoint
+# (scripts/torch_gpt2_bench.py), printed as one table: peak memory (memopt's pool peak vs
+# torch.cuda.max_memory_allocated) and step time.
 #
 # Usage: scripts/gpu_bench.sh [PACK_DIR] [OUT_DIR=gpu-bench]
 #   PACK_DIR holds memopt, memopt_unit_tests and memopt_kernel_bench (launchers or binaries):
 #   make it on the build machine with
-#     PACK_EXTRA="build/tests/memopt_unit_tests build/cuda/memopt_kernel_bench" PACK_CUBLAS=1 \
-#       scripts/pack.sh build dist/gpu
-#   Without PACK_DIR the binaries of build/ are used.
-# Environment: MODEL (default: OUT_DIR/gpt2_small_training.onnx, generated with
-#   scripts/gen_transformer_training.py when python3 has the onnx package; on a machine without
-#   it, generate it elsewhere and pass MODEL), DIMS (batch=8,seq_len=1024), BUDGET (0.6 of the
-#   original peak), ITERS (10), WARMUP (3), SKIP_TESTS=1, SKIP_KERNELS=1, DEVICE (cuda; cpu
-#   makes a dry run of the matrix on the CPU reference executor, e.g. with a small MODEL).
+#     PACK_EXTRA="build/tests/memopt_unit_tests build/cuda/memopt_kernel_bench" scripts/pack.sh build dist/gpu
+#   Without PACK_DIR the binaries of build/ are used. cuBLAS is found where the loader finds it,
+#   else in the python3's NVIDIA wheels (nvidia-cublas, which PyTorch brings), else pack it with
+#   PACK_CUBLAS=1.
+# Environment: MODEL (default: OUT_DIR/gpt2_training.onnx, generated with
+#   scripts/gen_transformer_training.py from LAYERS (12), HIDDEN (768), HEADS (12), VOCAB (50257),
+#   DTYPE (float16) when python3 has the onnx package; a MODEL passed in must have that shape for
+#   the PyTorch rows to compare), DIMS (batch=8,seq_len=1024), BUDGET (0.6 of the original peak),
+#   ITERS (10), WARMUP (3), SKIP_TESTS=1, SKIP_KERNELS=1, SKIP_TORCH=1, PYTHON (python3),
+#   DEVICE (cuda; cpu makes a dry run of the whole matrix, PyTorch half included, on the CPU
+#   reference executor and PyTorch's CPU, e.g. with LAYERS=2 HIDDEN=64 HEADS=4 VOCAB=500
+#   DTYPE=float DIMS=batch=2,seq_len=32; the tests and kernels then need SKIP_TESTS=1 SKIP_KERNELS=1).
 # Exit status: 1 when a step fails (the table shows which), 4 when no GPU is usable.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +30,31 @@ dims=${DIMS:-batch=8,seq_len=1024}
 budget=${BUDGET:-0.6}
 iters=${ITERS:-10}
 warmup=${WARMUP:-3}
+device=${DEVICE:-cuda}
+python=${PYTHON:-python3}
+layers=${LAYERS:-12} hidden=${HIDDEN:-768} heads=${HEADS:-12} vocab=${VOCAB:-50257} dtype=${DTYPE:-float16}
 mkdir -p "$out"
+
+dim() {  # the value of one name in DIMS
+  tr ',' '\n' <<<"$dims" | awk -F= -v want="$1" '$1 == want { print $2 }'
+}
+
+# cuBLAS (dlopened by the CUDA backend): from the NVIDIA wheels of python3 where the loader has none.
+if [[ $device == cuda ]] && ! ldconfig -p 2>/dev/null | grep -q 'libcublas\.so\.[0-9]'; then
+  cublas_dir=$("$python" - <<'PY' 2>/dev/null
+import glob, os, site
+for root in site.getsitepackages():
+    hits = sorted(glob.glob(os.path.join(root, "nvidia", "**", "libcublas.so.*"), recursive=True))
+    if hits:
+        print(os.path.dirname(hits[0]))
+        break
+PY
+  )
+  if [[ -n $cublas_dir ]]; then
+    export LD_LIBRARY_PATH="$cublas_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    echo "gpu_bench.sh: cuBLAS from $cublas_dir" >&2
+  fi
+fi
 
 if [[ -n $pack ]]; then
   memopt=$pack/memopt tests=$pack/memopt_unit_tests kbench=$pack/memopt_kernel_bench
@@ -50,11 +81,12 @@ if [[ ${SKIP_KERNELS:-0} != 1 ]]; then
   [[ $rc == 0 ]] || status=1
 fi
 
-model=${MODEL:-$out/gpt2_small_training.onnx}
+model=${MODEL:-$out/gpt2_training.onnx}
 if [[ ! -f $model ]]; then
   step "generating $model"
-  python3 scripts/gen_transformer_training.py --layers 12 --hidden 768 --heads 12 --vocab 50257 \
-    --dtype float16 --out "$model" >&2 || { echo "gpu_bench.sh: cannot generate $model; pass MODEL" >&2; exit 1; }
+  "$python" scripts/gen_transformer_training.py --layers "$layers" --hidden "$hidden" --heads "$heads" \
+    --vocab "$vocab" --dtype "$dtype" --out "$model" >&2 ||
+    { echo "gpu_bench.sh: cannot generate $model; pass MODEL" >&2; exit 1; }
 fi
 
 step "plans"
@@ -71,12 +103,20 @@ esac
 # One bench per rewritten model against the original (same inputs, outputs compared).
 for variant in level1 budget; do
   step "bench original vs $variant"
-  "$memopt" bench "$model" "$out/$variant.onnx" --device "${DEVICE:-cuda}" --dims "$dims" --iters "$iters" \
+  "$memopt" bench "$model" "$out/$variant.onnx" --device "$device" --dims "$dims" --iters "$iters" \
     --warmup "$warmup" >"$out/bench_$variant.txt"
   rc=$?
   [[ $rc == 4 ]] && { cat "$out/bench_$variant.txt"; exit 4; }
   [[ $rc == 0 ]] || status=1
 done
+
+# The PyTorch half: the same step in PyTorch eager, plain and checkpointed per layer.
+if [[ ${SKIP_TORCH:-0} != 1 ]]; then
+  step "PyTorch eager, plain and checkpointed"
+  "$python" scripts/torch_gpt2_bench.py --layers "$layers" --hidden "$hidden" --heads "$heads" --vocab "$vocab" \
+    --batch "$(dim batch)" --seq "$(dim seq_len)" --dtype "$dtype" --device "$device" --iters "$iters" \
+    --warmup "$warmup" >"$out/torch.txt" || status=1
+fi
 
 # The table: one row per model, from the bench reports' fixed lines.
 row() {  # file, model index (1 or 2), label
@@ -103,4 +143,19 @@ for variant in level1 budget; do
   diff=$(awk '/max abs diff:/ { print $4 }' "$f")
   printf '%s %9s %12s\n' "$(row "$f" 2 "$variant")" "$overhead" "$diff"
 done
+# PyTorch rows: its allocator's peaks stand in the pool columns; overhead against PyTorch plain.
+if [[ -s $out/torch.txt ]]; then
+  awk '/^torch / {
+      name = $2; sub(":", "", name); alloc = $5 " " $6; resv = $9 " " $10; med = $12; p95 = $15
+      sub(",", "", alloc); sub(",", "", resv)
+      if (alloc ~ /^-/) alloc = "-"
+      if (resv ~ /^-/) resv = "-"
+      name = (name == "plain") ? "torch" : "torch-ckpt"
+      if (name == "torch") base = med
+      over = (name != "torch" && base > 0) ? sprintf("%+.1f%%", 100 * (med - base) / base) : "-"
+      printf "%-10s %12s %14s %9s %14s %10s %10s %9s %12s\n", name, "-", alloc, "-", resv, med, p95, over, "-"
+    }' "$out/torch.txt"
+elif [[ ${SKIP_TORCH:-0} != 1 ]]; then
+  printf '%-10s (failed: see %s)\n' torch "$out/torch.txt"
+fi
 exit $status
