@@ -44,6 +44,33 @@ class EventTimer {
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
 };
 
+/// One event per node boundary, recorded between the nodes of a profiled run.
+class BoundaryEvents {
+ public:
+  explicit BoundaryEvents(size_t count) : events_(count, nullptr) {}
+  ~BoundaryEvents() {
+    for (cudaEvent_t e : events_) {
+      if (e != nullptr) cudaEventDestroy(e);
+    }
+  }
+  BoundaryEvents(const BoundaryEvents&) = delete;
+  BoundaryEvents& operator=(const BoundaryEvents&) = delete;
+  Status Create() {
+    for (cudaEvent_t& e : events_) MEMOPT_RETURN_IF_ERROR(CudaStatus(cudaEventCreate(&e), "cudaEventCreate"));
+    return Status::Ok();
+  }
+  Status Record(size_t i, cudaStream_t s) { return CudaStatus(cudaEventRecord(events_[i], s), "cudaEventRecord"); }
+  /// Milliseconds between boundary i and i + 1 (both recorded and complete).
+  Expected<double> Between(size_t i) const {
+    float ms = 0;
+    MEMOPT_RETURN_IF_ERROR(CudaStatus(cudaEventElapsedTime(&ms, events_[i], events_[i + 1]), "cudaEventElapsedTime"));
+    return static_cast<double>(ms);
+  }
+
+ private:
+  std::vector<cudaEvent_t> events_;
+};
+
 class CudaRun {
  public:
   CudaRun(const Model& model, const CudaRunOptions& options, const CudaKernelRegistry& registry)
@@ -86,11 +113,16 @@ class CudaRun {
     ctx.run_seed = options_.seed;
     ctx.output_grads = &options_.output_grads;
     ctx.graph = &graph_;
+    const bool profile = options_.profile != nullptr;
+    BoundaryEvents boundaries(profile ? static_cast<size_t>(steps) + 1 : 0);
+    if (profile) MEMOPT_RETURN_IF_ERROR(boundaries.Create());
     EventTimer timer;
     MEMOPT_RETURN_IF_ERROR(timer.Start(pool_->stream()));
+    if (profile) MEMOPT_RETURN_IF_ERROR(boundaries.Record(0, pool_->stream()));
     for (int32_t step = 0; step < steps; ++step) {
       const Node& node = graph_.node(order_.order[step]);
       MEMOPT_RETURN_IF_ERROR(RunNode(node, ctx));
+      if (profile) MEMOPT_RETURN_IF_ERROR(boundaries.Record(static_cast<size_t>(step) + 1, pool_->stream()));
       for (size_t j = 0; j < node.outputs.size(); ++j) {
         const ValueId v = node.outputs[j];
         if (v == kNone) continue;
@@ -105,6 +137,13 @@ class CudaRun {
     }
     MEMOPT_RETURN_IF_ERROR(timer.Stop(pool_->stream()));
     MEMOPT_ASSIGN_OR_RETURN(result.step_ms, timer.Elapsed());
+    if (profile) {
+      for (int32_t step = 0; step < steps; ++step) {
+        MEMOPT_ASSIGN_OR_RETURN(const double ms, boundaries.Between(static_cast<size_t>(step)));
+        options_.profile->Add(graph_.node(order_.order[step]), ms);
+      }
+      options_.profile->EndRun();
+    }
     MEMOPT_RETURN_IF_ERROR(pool_->Synchronize());  // first asynchronous kernel error, if any
     MEMOPT_ASSIGN_OR_RETURN(result.device_free_after, pool_->FreeBytesNow());
 

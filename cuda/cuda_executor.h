@@ -15,6 +15,7 @@
 #include "cuda_kernel.h"
 #include "device_pool.h"
 #include "exec/executor.h"
+#include "exec/op_profile.h"
 #include "exec/tensor.h"
 #include "io/model_loader.h"
 
@@ -33,6 +34,9 @@ struct CudaRunOptions {
   /// cuBLAS handle bound to `pool`'s stream, kept across iterations so that its workspace is not
   /// set up inside the timed loop again each run; nullptr = a new one per run.
   CublasPtr cublas;
+  /// When set, the GPU time between consecutive nodes (CUDA events; a node's share holds the launch
+  /// gap before it, so the shares add up to the step) is added to it, and the run counted.
+  OpProfile* profile = nullptr;
 };
 
 struct CudaRunResult {

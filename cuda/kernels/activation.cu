@@ -1,6 +1,8 @@
 // Relu and the Gelu family (ONNX Gelu, com.microsoft Gelu/FastGelu/BiasGelu) and their gradients
 // (GeluGrad, FastGeluGrad, BiasGeluGrad_dX, BiasFastGeluGrad_dX). The math is the MEMOPT_HD code
 // of exec/math/activation_math.h, shared with the CPU reference kernels, in float.
+#include <initializer_list>
+
 #include "common.cuh"
 #include "exec/math/activation_math.h"
 
@@ -30,20 +32,42 @@ struct FastGeluGradF {
   __device__ float operator()(float dy, float x) const { return math::FastGeluGradValue(dy, x); }
 };
 
+/// Elements [begin, n): all of them, or the tail after ActivationPacked.
 template <typename T, typename F>
-__global__ void ActivationKernel(F f, const T* x, const T* bias, int64_t nbias, T* y, int64_t n) {
+__global__ void ActivationKernel(F f, const T* x, const T* bias, int64_t nbias, T* y, int64_t begin, int64_t n) {
   using E = Elem<T>;
-  MEMOPT_GRID_STRIDE(i, n) {
+  MEMOPT_GRID_STRIDE_FROM(i, begin, n) {
     float v = E::Load(x[i]);
     if (bias != nullptr) v += E::Load(bias[i % nbias]);
     y[i] = E::Store(f(v));
   }
 }
 
+/// A Pack of elements per thread; the bias (nbias a multiple of the Pack) is one Pack too.
 template <typename T, typename F>
-__global__ void GradKernel(F f, const T* dy, const T* x, const T* bias, int64_t nbias, T* dx, int64_t n) {
+__global__ void ActivationPacked(F f, const T* x, const T* bias, int64_t nbias, T* y, int64_t packs) {
   using E = Elem<T>;
-  MEMOPT_GRID_STRIDE(i, n) {
+  using P = Pack<T>;
+  MEMOPT_GRID_STRIDE(p, packs) {
+    const P px = reinterpret_cast<const P*>(x)[p];
+    P pb{};
+    if (bias != nullptr) pb = *reinterpret_cast<const P*>(bias + (p * kPack<T>) % nbias);
+    P out;
+#pragma unroll
+    for (int k = 0; k < kPack<T>; ++k) {
+      float v = E::Load(px.v[k]);
+      if (bias != nullptr) v += E::Load(pb.v[k]);
+      out.v[k] = E::Store(f(v));
+    }
+    reinterpret_cast<P*>(y)[p] = out;
+  }
+}
+
+template <typename T, typename F>
+__global__ void GradKernel(F f, const T* dy, const T* x, const T* bias, int64_t nbias, T* dx, int64_t begin,
+                           int64_t n) {
+  using E = Elem<T>;
+  MEMOPT_GRID_STRIDE_FROM(i, begin, n) {
     float v = E::Load(x[i]);
     if (bias != nullptr) v += E::Load(bias[i % nbias]);
     dx[i] = E::Store(f(E::Load(dy[i]), v));
@@ -51,10 +75,45 @@ __global__ void GradKernel(F f, const T* dy, const T* x, const T* bias, int64_t 
 }
 
 template <typename T, typename F>
+__global__ void GradPacked(F f, const T* dy, const T* x, const T* bias, int64_t nbias, T* dx, int64_t packs) {
+  using E = Elem<T>;
+  using P = Pack<T>;
+  MEMOPT_GRID_STRIDE(p, packs) {
+    const P pdy = reinterpret_cast<const P*>(dy)[p];
+    const P px = reinterpret_cast<const P*>(x)[p];
+    P pb{};
+    if (bias != nullptr) pb = *reinterpret_cast<const P*>(bias + (p * kPack<T>) % nbias);
+    P out;
+#pragma unroll
+    for (int k = 0; k < kPack<T>; ++k) {
+      float v = E::Load(px.v[k]);
+      if (bias != nullptr) v += E::Load(pb.v[k]);
+      out.v[k] = E::Store(f(E::Load(pdy.v[k]), v));
+    }
+    reinterpret_cast<P*>(dx)[p] = out;
+  }
+}
+
+/// Packs of the elements when every pointer is 16-byte aligned and a bias row holds whole Packs.
+template <typename T>
+int64_t PacksOf(int64_t n, const void* bias, int64_t nbias, std::initializer_list<const void*> ptrs) {
+  if (bias != nullptr && (nbias % kPack<T> != 0 || !Aligned16(bias))) return 0;
+  for (const void* p : ptrs) {
+    if (!Aligned16(p)) return 0;
+  }
+  return n / kPack<T>;
+}
+
+template <typename T, typename F>
 cudaError_t LaunchUnary(F f, const void* x, const void* bias, int64_t nbias, void* y, int64_t n, cudaStream_t s) {
   if (n == 0) return cudaSuccess;
-  ActivationKernel<T><<<BlocksFor(n), kThreads, 0, s>>>(f, static_cast<const T*>(x), static_cast<const T*>(bias),
-                                                         nbias, static_cast<T*>(y), n);
+  const auto* px = static_cast<const T*>(x);
+  const auto* pb = static_cast<const T*>(bias);
+  auto* py = static_cast<T*>(y);
+  const int64_t packs = PacksOf<T>(n, bias, nbias, {x, y});
+  if (packs > 0) ActivationPacked<T><<<BlocksFor(packs), kThreads, 0, s>>>(f, px, pb, nbias, py, packs);
+  const int64_t done = packs * kPack<T>;
+  if (done < n) ActivationKernel<T><<<BlocksFor(n - done), kThreads, 0, s>>>(f, px, pb, nbias, py, done, n);
   return cudaGetLastError();
 }
 
@@ -73,8 +132,14 @@ template <typename T, typename F>
 cudaError_t LaunchGrad(F f, const void* dy, const void* x, const void* bias, int64_t nbias, void* dx, int64_t n,
                        cudaStream_t s) {
   if (n == 0) return cudaSuccess;
-  GradKernel<T><<<BlocksFor(n), kThreads, 0, s>>>(f, static_cast<const T*>(dy), static_cast<const T*>(x),
-                                                   static_cast<const T*>(bias), nbias, static_cast<T*>(dx), n);
+  const auto* pdy = static_cast<const T*>(dy);
+  const auto* px = static_cast<const T*>(x);
+  const auto* pb = static_cast<const T*>(bias);
+  auto* pdx = static_cast<T*>(dx);
+  const int64_t packs = PacksOf<T>(n, bias, nbias, {dy, x, dx});
+  if (packs > 0) GradPacked<T><<<BlocksFor(packs), kThreads, 0, s>>>(f, pdy, px, pb, nbias, pdx, packs);
+  const int64_t done = packs * kPack<T>;
+  if (done < n) GradKernel<T><<<BlocksFor(n - done), kThreads, 0, s>>>(f, pdy, px, pb, nbias, pdx, done, n);
   return cudaGetLastError();
 }
 

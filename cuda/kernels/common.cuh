@@ -46,8 +46,21 @@ inline unsigned BlocksFor(int64_t n) {
   return static_cast<unsigned>(blocks < 65536 ? blocks : 65536);
 }
 
-#define MEMOPT_GRID_STRIDE(i, n)                                                                       \
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);              \
+#define MEMOPT_GRID_STRIDE(i, n) MEMOPT_GRID_STRIDE_FROM(i, 0, n)
+/// The grid-stride loop over [begin, n): the scalar tail after the packed kernels below.
+#define MEMOPT_GRID_STRIDE_FROM(i, begin, n)                                                            \
+  for (int64_t i = (begin) + static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);    \
        i += static_cast<int64_t>(blockDim.x) * gridDim.x)
+
+/// Elements of T in one 16-byte access (8 float16/bfloat16, 4 float): the packed elementwise
+/// kernels load and store a Pack per thread, then the scalar kernel does the tail.
+template <typename T>
+constexpr int kPack = 16 / static_cast<int>(sizeof(T));
+template <typename T>
+struct alignas(16) Pack {
+  T v[kPack<T>];
+};
+/// True when p (nullptr counts) can be read as Packs.
+inline bool Aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 }  // namespace memopt::cuda

@@ -8,6 +8,44 @@
 namespace memopt::cuda {
 namespace {
 
+/// Elements a lane keeps in registers: a warp holds rows of up to 32 * 32 in one read.
+constexpr int kCachedPerLane = 32;
+
+/// A contiguous row of a warp (len <= 32 * kCachedPerLane) read once into registers, then the
+/// uncached path's arithmetic in its order: the same max, the same lane sums, the same outputs.
+template <typename T, typename At>
+__device__ void CachedRow(SoftmaxKind kind, const At& at, T* yr, int64_t len) {
+  using E = Elem<T>;
+  const int lane = Lane<32>();
+  float v[kCachedPerLane];
+  float mx = -INFINITY;
+#pragma unroll
+  for (int k = 0; k < kCachedPerLane; ++k) {
+    const int64_t j = lane + 32 * k;
+    v[k] = j < len ? at(j) : -INFINITY;
+    mx = fmaxf(mx, v[k]);
+  }
+  mx = GroupReduce<32>(mx, MaxOp{}, -INFINITY, static_cast<float*>(nullptr));
+  if (mx == -INFINITY) mx = 0.0f;
+  float sum = 0.0f;
+  const bool soft = kind == SoftmaxKind::kSoftmax;
+#pragma unroll
+  for (int k = 0; k < kCachedPerLane; ++k) {
+    if (lane + 32 * k < len) {
+      const float e = expf(v[k] - mx);
+      sum += e;
+      if (soft) v[k] = e;
+    }
+  }
+  sum = GroupReduce<32>(sum, SumOp{}, 0.0f, static_cast<float*>(nullptr));
+  const float inv = 1.0f / sum, lse = mx + logf(sum);
+#pragma unroll
+  for (int k = 0; k < kCachedPerLane; ++k) {
+    const int64_t j = lane + 32 * k;
+    if (j < len) yr[j] = E::Store(soft ? v[k] * inv : v[k] - lse);
+  }
+}
+
 template <typename T, int G>
 __global__ void SoftmaxKernel(SoftmaxKind kind, const T* x, SoftmaxBias bias, T* y, RowShape s) {
   using E = Elem<T>;
@@ -25,6 +63,12 @@ __global__ void SoftmaxKernel(SoftmaxKind kind, const T* x, SoftmaxBias bias, T*
       if (br != nullptr) v += E::Load(br[j]);
       return v;
     };
+    if constexpr (G == 32) {
+      if (s.inner == 1 && s.len <= 32 * kCachedPerLane) {
+        CachedRow(kind, at, yr, s.len);
+        continue;
+      }
+    }
     float mx = -INFINITY;
     for (int64_t j = Lane<G>(); j < s.len; j += G) mx = fmaxf(mx, at(j));
     mx = GroupReduce<G>(mx, MaxOp{}, -INFINITY, smem);
@@ -42,6 +86,29 @@ __global__ void SoftmaxKernel(SoftmaxKind kind, const T* x, SoftmaxBias bias, T*
   }
 }
 
+/// SoftmaxGradKernel's arithmetic for a contiguous warp row, dY and Y read once into registers.
+template <typename T>
+__device__ void CachedGradRow(bool log, const T* dy, const T* y, T* dx, int64_t len) {
+  using E = Elem<T>;
+  const int lane = Lane<32>();
+  float g[kCachedPerLane], v[kCachedPerLane];
+  double sum = 0.0;
+#pragma unroll
+  for (int k = 0; k < kCachedPerLane; ++k) {
+    const int64_t j = lane + 32 * k;
+    g[k] = j < len ? E::Load(dy[j]) : 0.0f;
+    v[k] = j < len ? E::Load(y[j]) : 0.0f;
+    if (j < len) sum += log ? static_cast<double>(g[k]) : static_cast<double>(g[k]) * static_cast<double>(v[k]);
+  }
+  sum = GroupReduce<32>(sum, SumOp{}, 0.0, static_cast<double*>(nullptr));
+  const float sf = static_cast<float>(sum);
+#pragma unroll
+  for (int k = 0; k < kCachedPerLane; ++k) {
+    const int64_t j = lane + 32 * k;
+    if (j < len) dx[j] = E::Store(log ? g[k] - expf(v[k]) * sf : v[k] * (g[k] - sf));
+  }
+}
+
 template <typename T, int G>
 __global__ void SoftmaxGradKernel(SoftmaxKind kind, const T* dy, const T* y, T* dx, RowShape s) {
   using E = Elem<T>;
@@ -50,6 +117,12 @@ __global__ void SoftmaxGradKernel(SoftmaxKind kind, const T* dy, const T* y, T* 
   const bool log = kind == SoftmaxKind::kLogSoftmax;
   for (int64_t r = FirstRow<G>(); r < rows; r += RowStep<G>()) {
     const int64_t base = RowBase(s, r);
+    if constexpr (G == 32) {
+      if (s.inner == 1 && s.len <= 32 * kCachedPerLane) {
+        CachedGradRow(log, dy + base, y + base, dx + base, s.len);
+        continue;
+      }
+    }
     double sum = 0.0;
     for (int64_t j = Lane<G>(); j < s.len; j += G) {
       const int64_t k = base + j * s.inner;

@@ -54,7 +54,14 @@ class Run {
     ctx.graph = &graph_;
     for (int32_t step = 0; step < steps; ++step) {
       const Node& node = graph_.node(order_.order[step]);
-      MEMOPT_RETURN_IF_ERROR(RunNode(node, ctx));
+      if (options_.profile != nullptr) {
+        const auto node_start = std::chrono::steady_clock::now();
+        MEMOPT_RETURN_IF_ERROR(RunNode(node, ctx));
+        options_.profile->Add(
+            node, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - node_start).count());
+      } else {
+        MEMOPT_RETURN_IF_ERROR(RunNode(node, ctx));
+      }
       for (size_t j = 0; j < node.outputs.size(); ++j) {
         const ValueId v = node.outputs[j];
         if (v == kNone) continue;
@@ -69,6 +76,7 @@ class Run {
     }
     result.elapsed_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (options_.profile != nullptr) options_.profile->EndRun();
 
     for (ValueId v : graph_.outputs) {
       const Value& value = graph_.value(v);

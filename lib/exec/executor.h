@@ -9,6 +9,7 @@
 
 #include "analysis/exec_order.h"
 #include "exec/kernel.h"
+#include "exec/op_profile.h"
 #include "exec/output_gradients.h"
 #include "exec/tensor.h"
 #include "io/model_loader.h"
@@ -23,6 +24,8 @@ struct RunOptions {
   const KernelRegistry* registry = nullptr;  ///< nullptr = KernelRegistry::Cpu()
   /// What the YieldOp hands the backward as gradients of the module outputs.
   OutputGradients output_grads;
+  /// When set, each node's kernel time (wall clock) is added to it, and the run counted.
+  OpProfile* profile = nullptr;
 };
 
 struct MemoryStats {

@@ -5,6 +5,8 @@
 #include <cstring>
 
 #if defined(__CUDACC__)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #define MEMOPT_HALF_HD __host__ __device__
 #else
 #define MEMOPT_HALF_HD
@@ -26,13 +28,21 @@ MEMOPT_HALF_HD inline uint32_t FloatToBits(float f) {
 MEMOPT_HALF_HD inline float Bfloat16ToFloat(uint16_t h) { return BitsToFloat(static_cast<uint32_t>(h) << 16); }
 
 MEMOPT_HALF_HD inline uint16_t FloatToBfloat16(float f) {
+#if defined(__CUDA_ARCH__)
+  // One conversion instruction, the same rounding (to nearest even; NaN stays NaN).
+  return __bfloat16_as_ushort(__float2bfloat16_rn(f));
+#else
   uint32_t bits = FloatToBits(f);
   if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40);  // quiet NaN
   uint32_t rounding = 0x7fffu + ((bits >> 16) & 1u);
   return static_cast<uint16_t>((bits + rounding) >> 16);
+#endif
 }
 
 MEMOPT_HALF_HD inline float Float16ToFloat(uint16_t h) {
+#if defined(__CUDA_ARCH__)
+  return __half2float(__ushort_as_half(h));  // exact, as below
+#else
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1fu;
   uint32_t mant = h & 0x3ffu;
@@ -49,9 +59,13 @@ MEMOPT_HALF_HD inline float Float16ToFloat(uint16_t h) {
   }
   if (exp == 31) return BitsToFloat(sign | 0x7f800000u | (mant << 13));
   return BitsToFloat(sign | ((exp + 127 - 15) << 23) | (mant << 13));
+#endif
 }
 
 MEMOPT_HALF_HD inline uint16_t FloatToFloat16(float f) {
+#if defined(__CUDA_ARCH__)
+  return __half_as_ushort(__float2half_rn(f));  // round to nearest even, subnormals kept, as below
+#else
   uint32_t bits = FloatToBits(f);
   uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
   uint32_t abs = bits & 0x7fffffffu;
@@ -71,6 +85,7 @@ MEMOPT_HALF_HD inline uint16_t FloatToFloat16(float f) {
   }
   uint32_t rounded = abs + 0xfffu + ((abs >> 13) & 1u);
   return static_cast<uint16_t>(sign | ((rounded - 0x38000000u) >> 13));
+#endif
 }
 
 }  // namespace memopt

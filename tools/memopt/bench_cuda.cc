@@ -8,7 +8,7 @@ namespace memopt::cli {
 
 Expected<CudaBench> BenchOnCuda(const Model& model, const std::map<std::string, Tensor>& feeds, int warmup,
                                 int iters, uint64_t seed, bool allow_tf32, const OutputGradients& output_grads,
-                                const std::function<void(int)>& on_run) {
+                                const std::function<void(int)>& on_run, OpProfile* profile) {
   MEMOPT_RETURN_IF_ERROR(cuda::CheckSupported(model.graph, cuda::CudaKernelRegistry::Builtin()));
   cuda::CudaRunOptions options;
   options.seed = seed;
@@ -18,6 +18,7 @@ Expected<CudaBench> BenchOnCuda(const Model& model, const std::map<std::string, 
   MEMOPT_ASSIGN_OR_RETURN(options.cublas, cuda::CreateCublas(options.pool->stream()));
   CudaBench bench;
   for (int i = 0; i < warmup + iters; ++i) {
+    options.profile = i >= warmup ? profile : nullptr;
     MEMOPT_ASSIGN_OR_RETURN(cuda::CudaRunResult run, cuda::ExecuteCuda(model, feeds, options));
     if (i >= warmup) bench.times_ms.push_back(run.step_ms);
     if (on_run) on_run(i + 1);

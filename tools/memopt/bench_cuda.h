@@ -13,6 +13,7 @@
 
 #include "caching_pool.h"
 #include "exec/executor.h"
+#include "exec/op_profile.h"
 #include "exec/tensor.h"
 #include "io/model_loader.h"
 
@@ -27,10 +28,11 @@ struct CudaBench {
 };
 
 /// Checks every op has a CUDA kernel (Unsupported naming ops and nodes), then runs; `on_run`
-/// (may be empty) is called with the number of runs done after each one.
+/// (may be empty) is called with the number of runs done after each one. `profile`, when set,
+/// receives the node times of the timed runs.
 Expected<CudaBench> BenchOnCuda(const Model& model, const std::map<std::string, Tensor>& feeds, int warmup,
                                 int iters, uint64_t seed, bool allow_tf32, const OutputGradients& output_grads,
-                                const std::function<void(int)>& on_run = {});
+                                const std::function<void(int)>& on_run = {}, OpProfile* profile = nullptr);
 
 }  // namespace memopt::cli
 

@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "exec/executor.h"
 #include "exec/initializer_reader.h"
+#include "exec/op_profile.h"
 #include "run_inputs.h"
 #include "util/bytes.h"
 
@@ -41,6 +42,7 @@ struct BenchArgs {
   std::string output_grads = "random";
   std::string format = "table";
   bool tf32 = false;           ///< --device cuda: float32 MatMul/Gemm may use TF32
+  bool profile = false;        ///< time each op type (exec/op_profile.h)
   std::string device_text;     ///< --device cuda: the GPU, as ProbeDevice describes it
 };
 
@@ -54,6 +56,7 @@ struct ModelBench {
   int64_t pool_peak_requested = -1, pool_peak_reserved = -1;  ///< --device cuda: measured by the pool
   /// --device cuda: cudaMemGetInfo free bytes before the last run and after it (values held).
   uint64_t device_free_before = 0, device_free_after = 0;
+  std::vector<OpTime> profile;  ///< --profile: op types by time per step, longest first
 };
 
 /// Nearest-rank percentile of sorted values.
@@ -96,13 +99,16 @@ Expected<ModelBench> BenchOne(const std::string& path, const Model& model, std::
   options.output_grads = output_grads;
   ModelBench bench;
   bench.path = path;
+  OpProfile profile;
+  OpProfile* profile_or_null = args.profile ? &profile : nullptr;
   std::vector<double> times;
   const int total_runs = args.warmup + args.iters;
   Progress progress("benchmarking " + path);
 #ifdef MEMOPT_HAVE_CUDA
   if (args.device == "cuda") {
     auto run = BenchOnCuda(model, feeds, args.warmup, args.iters, args.seed, args.tf32, output_grads,
-                           [&progress, total_runs](int done) { progress.Update(done, total_runs); });
+                           [&progress, total_runs](int done) { progress.Update(done, total_runs); },
+                           profile_or_null);
     if (!run.ok()) return run.status().WithContext(path);
     times = run->times_ms;
     bench.memory = run->memory;
@@ -115,6 +121,7 @@ Expected<ModelBench> BenchOne(const std::string& path, const Model& model, std::
 #endif
   const int cpu_runs = args.device == "cpu" ? args.warmup + args.iters : 0;  // cuda ran above
   for (int i = 0; i < cpu_runs; ++i) {
+    options.profile = i >= args.warmup ? profile_or_null : nullptr;  // the timed runs
     auto run = Execute(model, feeds, options);
     if (!run.ok()) return run.status().WithContext(path);
     if (i >= args.warmup) times.push_back(run->elapsed_ms);
@@ -131,6 +138,7 @@ Expected<ModelBench> BenchOne(const std::string& path, const Model& model, std::
   bench.median_ms = n % 2 == 1 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
   bench.p5_ms = Percentile(times, 0.05);
   bench.p95_ms = Percentile(times, 0.95);
+  if (args.profile) bench.profile = profile.PerStep();
   bench.peak_node = bench.memory.peak_node == kNone ? "-" : model.graph.node(bench.memory.peak_node).Describe();
   return bench;
 }
@@ -174,6 +182,19 @@ Comparison Compare(const ModelBench& a, const ModelBench& b) {
   return c;
 }
 
+/// --profile: one line per op type, time per step and its share of the profiled total.
+std::string RenderProfile(const std::vector<OpTime>& rows) {
+  double total = 0;
+  for (const OpTime& r : rows) total += r.ms;
+  std::string text = fmt::format("  profile (per step, {:.3f} ms in nodes):\n", total);
+  text += fmt::format("    {:>10}  {:>6}  {:>6}  {}\n", "ms", "share", "nodes", "op");
+  for (const OpTime& r : rows) {
+    text += fmt::format("    {:>10.3f}  {:>5.1f}%  {:>6}  {}\n", r.ms, total > 0 ? 100.0 * r.ms / total : 0.0, r.nodes,
+                        r.op);
+  }
+  return text;
+}
+
 std::string RenderTable(const std::vector<ModelBench>& benches, const std::optional<Comparison>& cmp,
                         const BenchArgs& args) {
   const std::string device = args.device == "cpu" ? "cpu" : "cuda, " + args.device_text;
@@ -200,6 +221,7 @@ std::string RenderTable(const std::vector<ModelBench>& benches, const std::optio
     if (b.batch && b.median_ms > 0) {
       text += fmt::format("  throughput: {:.1f} samples/s (batch {})\n", 1000.0 * *b.batch / b.median_ms, *b.batch);
     }
+    if (args.profile) text += RenderProfile(b.profile);
   }
   if (cmp) {
     text += "model 2 / model 1:\n";
@@ -234,6 +256,11 @@ nlohmann::json RenderJson(const std::vector<ModelBench>& benches, const std::opt
     if (b.batch && b.median_ms > 0) {
       j["models"].back()["batch"] = *b.batch;
       j["models"].back()["samples_per_s"] = 1000.0 * *b.batch / b.median_ms;
+    }
+    if (args.profile) {
+      nlohmann::json rows = nlohmann::json::array();
+      for (const OpTime& r : b.profile) rows.push_back({{"op", r.op}, {"nodes", r.nodes}, {"ms_per_step", r.ms}});
+      j["models"].back()["profile"] = rows;
     }
     if (b.pool_peak_requested >= 0) {
       j["models"].back()["gpu_pool"] = {{"peak_requested_bytes", b.pool_peak_requested},
@@ -328,6 +355,9 @@ std::function<int()> SetupBench(CLI::App& app, const GlobalOptions& globals) {
       ->default_val("random");
   app.add_option("--format", args->format, "table | json")->default_val("table");
   app.add_flag("--tf32", args->tf32, "--device cuda: let float32 MatMul/Gemm use TF32 tensor cores");
+  app.add_flag("--profile", args->profile,
+               "list the op types by time per step over the timed runs (cpu: each kernel on the wall clock; "
+               "cuda: CUDA events between nodes, launch gaps included)");
   return [args, &globals] { return RunBench(*args, globals); };
 }
 
