@@ -1,50 +1,15 @@
 // Device code of kernels/softmax.cc: Softmax, LogSoftmax and BiasSoftmax (three passes over a row:
 // max, sum of exponentials, write; in float like the CPU) and their gradients (one row sum, in
 // double like the CPU, then the write pass). Row layout and group sizes: softmax_rows.cuh.
+// Contiguous rows of up to 1024 half-precision elements (attention scores) take the packed kernels:
+// the row read once in 16-byte accesses into registers, the same arithmetic.
 #include <cmath>
+#include <initializer_list>
 
 #include "softmax_rows.cuh"
 
 namespace memopt::cuda {
 namespace {
-
-/// Elements a lane keeps in registers: a warp holds rows of up to 32 * 32 in one read.
-constexpr int kCachedPerLane = 32;
-
-/// A contiguous row of a warp (len <= 32 * kCachedPerLane) read once into registers, then the
-/// uncached path's arithmetic in its order: the same max, the same lane sums, the same outputs.
-template <typename T, typename At>
-__device__ void CachedRow(SoftmaxKind kind, const At& at, T* yr, int64_t len) {
-  using E = Elem<T>;
-  const int lane = Lane<32>();
-  float v[kCachedPerLane];
-  float mx = -INFINITY;
-#pragma unroll
-  for (int k = 0; k < kCachedPerLane; ++k) {
-    const int64_t j = lane + 32 * k;
-    v[k] = j < len ? at(j) : -INFINITY;
-    mx = fmaxf(mx, v[k]);
-  }
-  mx = GroupReduce<32>(mx, MaxOp{}, -INFINITY, static_cast<float*>(nullptr));
-  if (mx == -INFINITY) mx = 0.0f;
-  float sum = 0.0f;
-  const bool soft = kind == SoftmaxKind::kSoftmax;
-#pragma unroll
-  for (int k = 0; k < kCachedPerLane; ++k) {
-    if (lane + 32 * k < len) {
-      const float e = expf(v[k] - mx);
-      sum += e;
-      if (soft) v[k] = e;
-    }
-  }
-  sum = GroupReduce<32>(sum, SumOp{}, 0.0f, static_cast<float*>(nullptr));
-  const float inv = 1.0f / sum, lse = mx + logf(sum);
-#pragma unroll
-  for (int k = 0; k < kCachedPerLane; ++k) {
-    const int64_t j = lane + 32 * k;
-    if (j < len) yr[j] = E::Store(soft ? v[k] * inv : v[k] - lse);
-  }
-}
 
 template <typename T, int G>
 __global__ void SoftmaxKernel(SoftmaxKind kind, const T* x, SoftmaxBias bias, T* y, RowShape s) {
@@ -63,12 +28,6 @@ __global__ void SoftmaxKernel(SoftmaxKind kind, const T* x, SoftmaxBias bias, T*
       if (br != nullptr) v += E::Load(br[j]);
       return v;
     };
-    if constexpr (G == 32) {
-      if (s.inner == 1 && s.len <= 32 * kCachedPerLane) {
-        CachedRow(kind, at, yr, s.len);
-        continue;
-      }
-    }
     float mx = -INFINITY;
     for (int64_t j = Lane<G>(); j < s.len; j += G) mx = fmaxf(mx, at(j));
     mx = GroupReduce<G>(mx, MaxOp{}, -INFINITY, smem);
@@ -86,29 +45,6 @@ __global__ void SoftmaxKernel(SoftmaxKind kind, const T* x, SoftmaxBias bias, T*
   }
 }
 
-/// SoftmaxGradKernel's arithmetic for a contiguous warp row, dY and Y read once into registers.
-template <typename T>
-__device__ void CachedGradRow(bool log, const T* dy, const T* y, T* dx, int64_t len) {
-  using E = Elem<T>;
-  const int lane = Lane<32>();
-  float g[kCachedPerLane], v[kCachedPerLane];
-  double sum = 0.0;
-#pragma unroll
-  for (int k = 0; k < kCachedPerLane; ++k) {
-    const int64_t j = lane + 32 * k;
-    g[k] = j < len ? E::Load(dy[j]) : 0.0f;
-    v[k] = j < len ? E::Load(y[j]) : 0.0f;
-    if (j < len) sum += log ? static_cast<double>(g[k]) : static_cast<double>(g[k]) * static_cast<double>(v[k]);
-  }
-  sum = GroupReduce<32>(sum, SumOp{}, 0.0, static_cast<double*>(nullptr));
-  const float sf = static_cast<float>(sum);
-#pragma unroll
-  for (int k = 0; k < kCachedPerLane; ++k) {
-    const int64_t j = lane + 32 * k;
-    if (j < len) dx[j] = E::Store(log ? g[k] - expf(v[k]) * sf : v[k] * (g[k] - sf));
-  }
-}
-
 template <typename T, int G>
 __global__ void SoftmaxGradKernel(SoftmaxKind kind, const T* dy, const T* y, T* dx, RowShape s) {
   using E = Elem<T>;
@@ -117,12 +53,6 @@ __global__ void SoftmaxGradKernel(SoftmaxKind kind, const T* dy, const T* y, T* 
   const bool log = kind == SoftmaxKind::kLogSoftmax;
   for (int64_t r = FirstRow<G>(); r < rows; r += RowStep<G>()) {
     const int64_t base = RowBase(s, r);
-    if constexpr (G == 32) {
-      if (s.inner == 1 && s.len <= 32 * kCachedPerLane) {
-        CachedGradRow(log, dy + base, y + base, dx + base, s.len);
-        continue;
-      }
-    }
     double sum = 0.0;
     for (int64_t j = Lane<G>(); j < s.len; j += G) {
       const int64_t k = base + j * s.inner;
@@ -139,9 +69,134 @@ __global__ void SoftmaxGradKernel(SoftmaxKind kind, const T* dy, const T* y, T* 
   }
 }
 
+/// Packs a lane of the packed kernels holds: contiguous rows of up to 32 * 4 Packs (1024 float16 or
+/// bfloat16, 512 float) live in registers, read in 16-byte accesses once.
+constexpr int kPacksPerLane = 4;
+
+/// The packed kernels apply: warp rows, contiguous, whole Packs, 16-byte aligned.
+template <typename T>
+bool PackedRows(const RowShape& s, std::initializer_list<const void*> ptrs) {
+  if (PickRowGroup(s) != RowGroup::kWarp || s.inner != 1 || s.len % kPack<T> != 0) return false;
+  if (s.len > 32 * kPack<T> * kPacksPerLane) return false;
+  for (const void* p : ptrs) {
+    if (!Aligned16(p)) return false;
+  }
+  return true;
+}
+
+/// SoftmaxKernel for PackedRows: a lane holds Packs lane, lane + 32, ... of the row.
+template <typename T>
+__global__ void SoftmaxPackedKernel(SoftmaxKind kind, const T* x, SoftmaxBias bias, T* y, RowShape s) {
+  using E = Elem<T>;
+  using P = Pack<T>;
+  constexpr int N = kPack<T>;
+  const int lane = Lane<32>();
+  const int64_t packs = s.len / N;
+  const T* b = static_cast<const T*>(bias.data);
+  const bool soft = kind == SoftmaxKind::kSoftmax;
+  for (int64_t r = FirstRow<32>(); r < s.outer; r += RowStep<32>()) {
+    const P* xr = reinterpret_cast<const P*>(x + r * s.len);
+    P* yr = reinterpret_cast<P*>(y + r * s.len);
+    const P* br = nullptr;
+    if (b != nullptr) {
+      br = reinterpret_cast<const P*>(b + (bias.inner_broadcast ? r / bias.repeat : r % bias.bias_rows) * s.len);
+    }
+    float v[kPacksPerLane][N];
+    float mx = -INFINITY;
+#pragma unroll
+    for (int c = 0; c < kPacksPerLane; ++c) {
+      const int64_t q = lane + 32 * c;
+      if (q >= packs) continue;
+      const P px = xr[q];
+      P pb{};
+      if (br != nullptr) pb = br[q];
+#pragma unroll
+      for (int k = 0; k < N; ++k) {
+        float t = E::Load(px.v[k]);
+        if (br != nullptr) t += E::Load(pb.v[k]);
+        v[c][k] = t;
+        mx = fmaxf(mx, t);
+      }
+    }
+    mx = GroupReduce<32>(mx, MaxOp{}, -INFINITY, static_cast<float*>(nullptr));
+    if (mx == -INFINITY) mx = 0.0f;  // as SoftmaxKernel
+    float sum = 0.0f;
+#pragma unroll
+    for (int c = 0; c < kPacksPerLane; ++c) {
+      if (lane + 32 * c >= packs) continue;
+#pragma unroll
+      for (int k = 0; k < N; ++k) {
+        const float e = expf(v[c][k] - mx);
+        sum += e;
+        if (soft) v[c][k] = e;
+      }
+    }
+    sum = GroupReduce<32>(sum, SumOp{}, 0.0f, static_cast<float*>(nullptr));
+    const float inv = 1.0f / sum, lse = mx + logf(sum);
+#pragma unroll
+    for (int c = 0; c < kPacksPerLane; ++c) {
+      const int64_t q = lane + 32 * c;
+      if (q >= packs) continue;
+      P out;
+#pragma unroll
+      for (int k = 0; k < N; ++k) out.v[k] = E::Store(soft ? v[c][k] * inv : v[c][k] - lse);
+      yr[q] = out;
+    }
+  }
+}
+
+/// SoftmaxGradKernel for PackedRows.
+template <typename T>
+__global__ void SoftmaxGradPackedKernel(SoftmaxKind kind, const T* dy, const T* y, T* dx, RowShape s) {
+  using E = Elem<T>;
+  using P = Pack<T>;
+  constexpr int N = kPack<T>;
+  const int lane = Lane<32>();
+  const int64_t packs = s.len / N;
+  const bool log = kind == SoftmaxKind::kLogSoftmax;
+  for (int64_t r = FirstRow<32>(); r < s.outer; r += RowStep<32>()) {
+    const P* dyr = reinterpret_cast<const P*>(dy + r * s.len);
+    const P* yr = reinterpret_cast<const P*>(y + r * s.len);
+    P* dxr = reinterpret_cast<P*>(dx + r * s.len);
+    P g[kPacksPerLane], v[kPacksPerLane];
+    double sum = 0.0;
+#pragma unroll
+    for (int c = 0; c < kPacksPerLane; ++c) {
+      const int64_t q = lane + 32 * c;
+      if (q >= packs) continue;
+      g[c] = dyr[q];
+      v[c] = yr[q];
+#pragma unroll
+      for (int k = 0; k < N; ++k) {
+        const double gk = E::Load(g[c].v[k]);
+        sum += log ? gk : gk * static_cast<double>(E::Load(v[c].v[k]));
+      }
+    }
+    sum = GroupReduce<32>(sum, SumOp{}, 0.0, static_cast<double*>(nullptr));
+    const float sf = static_cast<float>(sum);
+#pragma unroll
+    for (int c = 0; c < kPacksPerLane; ++c) {
+      const int64_t q = lane + 32 * c;
+      if (q >= packs) continue;
+      P out;
+#pragma unroll
+      for (int k = 0; k < N; ++k) {
+        const float gk = E::Load(g[c].v[k]), vk = E::Load(v[c].v[k]);
+        out.v[k] = E::Store(log ? gk - expf(vk) * sf : vk * (gk - sf));
+      }
+      dxr[q] = out;
+    }
+  }
+}
+
 template <typename T>
 cudaError_t Softmax(SoftmaxKind kind, const void* x, const SoftmaxBias* bias, void* y, RowShape s, cudaStream_t st) {
   const SoftmaxBias b = bias != nullptr ? *bias : SoftmaxBias{};
+  if (PackedRows<T>(s, {x, y, b.data})) {
+    SoftmaxPackedKernel<T><<<RowBlocks(s.rows(), 32), kThreads, 0, st>>>(kind, static_cast<const T*>(x), b,
+                                                                        static_cast<T*>(y), s);
+    return cudaGetLastError();
+  }
   ForRowGroup(s, [&](auto g) {
     constexpr int G = decltype(g)::value;
     SoftmaxKernel<T, G><<<RowBlocks(s.rows(), G), kThreads, 0, st>>>(kind, static_cast<const T*>(x), b,
@@ -152,6 +207,11 @@ cudaError_t Softmax(SoftmaxKind kind, const void* x, const SoftmaxBias* bias, vo
 
 template <typename T>
 cudaError_t SoftmaxGrad(SoftmaxKind kind, const void* dy, const void* y, void* dx, RowShape s, cudaStream_t st) {
+  if (PackedRows<T>(s, {dy, y, dx})) {
+    SoftmaxGradPackedKernel<T><<<RowBlocks(s.rows(), 32), kThreads, 0, st>>>(
+        kind, static_cast<const T*>(dy), static_cast<const T*>(y), static_cast<T*>(dx), s);
+    return cudaGetLastError();
+  }
   ForRowGroup(s, [&](auto g) {
     constexpr int G = decltype(g)::value;
     SoftmaxGradKernel<T, G><<<RowBlocks(s.rows(), G), kThreads, 0, st>>>(
