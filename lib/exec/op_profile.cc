@@ -23,6 +23,7 @@ std::vector<OpTime> OpProfile::PerStep() const {
     row.ms = t.ms / runs;
     rows.push_back(row);
   }
+  // by_op_ iterates by name, so a stable sort leaves ties in name order.
   std::stable_sort(rows.begin(), rows.end(), [](const OpTime& a, const OpTime& b) { return a.ms > b.ms; });
   return rows;
 }
