@@ -32,65 +32,47 @@ struct FastGeluGradF {
   __device__ float operator()(float dy, float x) const { return math::FastGeluGradValue(dy, x); }
 };
 
-/// Elements [begin, n): all of them, or the tail after ActivationPacked.
-template <typename T, typename F>
-__global__ void ActivationKernel(F f, const T* x, const T* bias, int64_t nbias, T* y, int64_t begin, int64_t n) {
+/// f(v) for the activations, f(dy, v) for their gradients (dy is then non-null).
+template <bool kGrad, typename F>
+__device__ float Call(const F& f, float dy, float v) {
+  if constexpr (kGrad) {
+    return f(dy, v);
+  } else {
+    (void)dy;
+    return f(v);
+  }
+}
+
+/// Elements [begin, n): all of them, or the tail after ActivationPacked. v = x (+ bias).
+template <bool kGrad, typename T, typename F>
+__global__ void ActivationKernel(F f, const T* dy, const T* x, const T* bias, int64_t nbias, T* y, int64_t begin,
+                                 int64_t n) {
   using E = Elem<T>;
   MEMOPT_GRID_STRIDE_FROM(i, begin, n) {
     float v = E::Load(x[i]);
     if (bias != nullptr) v += E::Load(bias[i % nbias]);
-    y[i] = E::Store(f(v));
+    y[i] = E::Store(Call<kGrad>(f, kGrad ? E::Load(dy[i]) : 0.0f, v));
   }
 }
 
 /// A Pack of elements per thread; the bias (nbias a multiple of the Pack) is one Pack too.
-template <typename T, typename F>
-__global__ void ActivationPacked(F f, const T* x, const T* bias, int64_t nbias, T* y, int64_t packs) {
+template <bool kGrad, typename T, typename F>
+__global__ void ActivationPacked(F f, const T* dy, const T* x, const T* bias, int64_t nbias, T* y, int64_t packs) {
   using E = Elem<T>;
   using P = Pack<T>;
   MEMOPT_GRID_STRIDE(p, packs) {
     const P px = reinterpret_cast<const P*>(x)[p];
-    P pb{};
+    P pdy{}, pb{};
+    if constexpr (kGrad) pdy = reinterpret_cast<const P*>(dy)[p];
     if (bias != nullptr) pb = *reinterpret_cast<const P*>(bias + (p * kPack<T>) % nbias);
     P out;
 #pragma unroll
     for (int k = 0; k < kPack<T>; ++k) {
       float v = E::Load(px.v[k]);
       if (bias != nullptr) v += E::Load(pb.v[k]);
-      out.v[k] = E::Store(f(v));
+      out.v[k] = E::Store(Call<kGrad>(f, kGrad ? E::Load(pdy.v[k]) : 0.0f, v));
     }
     reinterpret_cast<P*>(y)[p] = out;
-  }
-}
-
-template <typename T, typename F>
-__global__ void GradKernel(F f, const T* dy, const T* x, const T* bias, int64_t nbias, T* dx, int64_t begin,
-                           int64_t n) {
-  using E = Elem<T>;
-  MEMOPT_GRID_STRIDE_FROM(i, begin, n) {
-    float v = E::Load(x[i]);
-    if (bias != nullptr) v += E::Load(bias[i % nbias]);
-    dx[i] = E::Store(f(E::Load(dy[i]), v));
-  }
-}
-
-template <typename T, typename F>
-__global__ void GradPacked(F f, const T* dy, const T* x, const T* bias, int64_t nbias, T* dx, int64_t packs) {
-  using E = Elem<T>;
-  using P = Pack<T>;
-  MEMOPT_GRID_STRIDE(p, packs) {
-    const P pdy = reinterpret_cast<const P*>(dy)[p];
-    const P px = reinterpret_cast<const P*>(x)[p];
-    P pb{};
-    if (bias != nullptr) pb = *reinterpret_cast<const P*>(bias + (p * kPack<T>) % nbias);
-    P out;
-#pragma unroll
-    for (int k = 0; k < kPack<T>; ++k) {
-      float v = E::Load(px.v[k]);
-      if (bias != nullptr) v += E::Load(pb.v[k]);
-      out.v[k] = E::Store(f(E::Load(pdy.v[k]), v));
-    }
-    reinterpret_cast<P*>(dx)[p] = out;
   }
 }
 
@@ -104,16 +86,19 @@ int64_t PacksOf(int64_t n, const void* bias, int64_t nbias, std::initializer_lis
   return n / kPack<T>;
 }
 
-template <typename T, typename F>
-cudaError_t LaunchUnary(F f, const void* x, const void* bias, int64_t nbias, void* y, int64_t n, cudaStream_t s) {
+/// y = f(x (+ bias)), or with kGrad dx = f(dy, x (+ bias)): packed, then the scalar tail.
+template <bool kGrad, typename T, typename F>
+cudaError_t LaunchElementwise(F f, const void* dy, const void* x, const void* bias, int64_t nbias, void* y, int64_t n,
+                              cudaStream_t s) {
   if (n == 0) return cudaSuccess;
+  const auto* pdy = static_cast<const T*>(dy);
   const auto* px = static_cast<const T*>(x);
   const auto* pb = static_cast<const T*>(bias);
   auto* py = static_cast<T*>(y);
-  const int64_t packs = PacksOf<T>(n, bias, nbias, {x, y});
-  if (packs > 0) ActivationPacked<T><<<BlocksFor(packs), kThreads, 0, s>>>(f, px, pb, nbias, py, packs);
+  const int64_t packs = PacksOf<T>(n, bias, nbias, {dy, x, y});
   const int64_t done = packs * kPack<T>;
-  if (done < n) ActivationKernel<T><<<BlocksFor(n - done), kThreads, 0, s>>>(f, px, pb, nbias, py, done, n);
+  if (packs > 0) ActivationPacked<kGrad, T><<<BlocksFor(packs), kThreads, 0, s>>>(f, pdy, px, pb, nbias, py, packs);
+  if (done < n) ActivationKernel<kGrad, T><<<BlocksFor(n - done), kThreads, 0, s>>>(f, pdy, px, pb, nbias, py, done, n);
   return cudaGetLastError();
 }
 
@@ -121,35 +106,20 @@ template <typename F>
 cudaError_t DispatchUnary(F f, ElemType t, const void* x, const void* bias, int64_t nbias, void* y, int64_t n,
                           cudaStream_t s) {
   switch (t) {
-    case ElemType::kF32: return LaunchUnary<float>(f, x, bias, nbias, y, n, s);
-    case ElemType::kF16: return LaunchUnary<F16>(f, x, bias, nbias, y, n, s);
-    case ElemType::kBF16: return LaunchUnary<BF16>(f, x, bias, nbias, y, n, s);
+    case ElemType::kF32: return LaunchElementwise<false, float>(f, nullptr, x, bias, nbias, y, n, s);
+    case ElemType::kF16: return LaunchElementwise<false, F16>(f, nullptr, x, bias, nbias, y, n, s);
+    case ElemType::kBF16: return LaunchElementwise<false, BF16>(f, nullptr, x, bias, nbias, y, n, s);
     default: return cudaErrorInvalidValue;
   }
-}
-
-template <typename T, typename F>
-cudaError_t LaunchGrad(F f, const void* dy, const void* x, const void* bias, int64_t nbias, void* dx, int64_t n,
-                       cudaStream_t s) {
-  if (n == 0) return cudaSuccess;
-  const auto* pdy = static_cast<const T*>(dy);
-  const auto* px = static_cast<const T*>(x);
-  const auto* pb = static_cast<const T*>(bias);
-  auto* pdx = static_cast<T*>(dx);
-  const int64_t packs = PacksOf<T>(n, bias, nbias, {dy, x, dx});
-  if (packs > 0) GradPacked<T><<<BlocksFor(packs), kThreads, 0, s>>>(f, pdy, px, pb, nbias, pdx, packs);
-  const int64_t done = packs * kPack<T>;
-  if (done < n) GradKernel<T><<<BlocksFor(n - done), kThreads, 0, s>>>(f, pdy, px, pb, nbias, pdx, done, n);
-  return cudaGetLastError();
 }
 
 template <typename F>
 cudaError_t DispatchGrad(F f, ElemType t, const void* dy, const void* x, const void* bias, int64_t nbias, void* dx,
                          int64_t n, cudaStream_t s) {
   switch (t) {
-    case ElemType::kF32: return LaunchGrad<float>(f, dy, x, bias, nbias, dx, n, s);
-    case ElemType::kF16: return LaunchGrad<F16>(f, dy, x, bias, nbias, dx, n, s);
-    case ElemType::kBF16: return LaunchGrad<BF16>(f, dy, x, bias, nbias, dx, n, s);
+    case ElemType::kF32: return LaunchElementwise<true, float>(f, dy, x, bias, nbias, dx, n, s);
+    case ElemType::kF16: return LaunchElementwise<true, F16>(f, dy, x, bias, nbias, dx, n, s);
+    case ElemType::kBF16: return LaunchElementwise<true, BF16>(f, dy, x, bias, nbias, dx, n, s);
     default: return cudaErrorInvalidValue;
   }
 }

@@ -84,13 +84,23 @@ bool PackedRows(const RowShape& s, std::initializer_list<const void*> ptrs) {
   return true;
 }
 
+/// Calls f(c, q) for the Packs q = lane + 32 c (c < kPacksPerLane, unrolled) of a row of `packs`.
+template <typename F>
+__device__ void ForLanePacks(int64_t packs, const F& f) {
+  const int lane = Lane<32>();
+#pragma unroll
+  for (int c = 0; c < kPacksPerLane; ++c) {
+    const int64_t q = lane + 32 * c;
+    if (q < packs) f(c, q);
+  }
+}
+
 /// SoftmaxKernel for PackedRows: a lane holds Packs lane, lane + 32, ... of the row.
 template <typename T>
 __global__ void SoftmaxPackedKernel(SoftmaxKind kind, const T* x, SoftmaxBias bias, T* y, RowShape s) {
   using E = Elem<T>;
   using P = Pack<T>;
   constexpr int N = kPack<T>;
-  const int lane = Lane<32>();
   const int64_t packs = s.len / N;
   const T* b = static_cast<const T*>(bias.data);
   const bool soft = kind == SoftmaxKind::kSoftmax;
@@ -103,45 +113,37 @@ __global__ void SoftmaxPackedKernel(SoftmaxKind kind, const T* x, SoftmaxBias bi
     }
     float v[kPacksPerLane][N];
     float mx = -INFINITY;
-#pragma unroll
-    for (int c = 0; c < kPacksPerLane; ++c) {
-      const int64_t q = lane + 32 * c;
-      if (q >= packs) continue;
+    ForLanePacks(packs, [&](int c, int64_t q) {
       const P px = xr[q];
       P pb{};
       if (br != nullptr) pb = br[q];
 #pragma unroll
       for (int k = 0; k < N; ++k) {
         float t = E::Load(px.v[k]);
-        if (br != nullptr) t += E::Load(pb.v[k]);
+        if (br != nullptr) t += E::Load(pb.v[k]);  // (not + 0.0f, which would turn -0 into +0)
         v[c][k] = t;
         mx = fmaxf(mx, t);
       }
-    }
+    });
     mx = GroupReduce<32>(mx, MaxOp{}, -INFINITY, static_cast<float*>(nullptr));
     if (mx == -INFINITY) mx = 0.0f;  // as SoftmaxKernel
     float sum = 0.0f;
-#pragma unroll
-    for (int c = 0; c < kPacksPerLane; ++c) {
-      if (lane + 32 * c >= packs) continue;
+    ForLanePacks(packs, [&](int c, int64_t) {
 #pragma unroll
       for (int k = 0; k < N; ++k) {
         const float e = expf(v[c][k] - mx);
         sum += e;
         if (soft) v[c][k] = e;
       }
-    }
+    });
     sum = GroupReduce<32>(sum, SumOp{}, 0.0f, static_cast<float*>(nullptr));
     const float inv = 1.0f / sum, lse = mx + logf(sum);
-#pragma unroll
-    for (int c = 0; c < kPacksPerLane; ++c) {
-      const int64_t q = lane + 32 * c;
-      if (q >= packs) continue;
+    ForLanePacks(packs, [&](int c, int64_t q) {
       P out;
 #pragma unroll
       for (int k = 0; k < N; ++k) out.v[k] = E::Store(soft ? v[c][k] * inv : v[c][k] - lse);
       yr[q] = out;
-    }
+    });
   }
 }
 
@@ -151,7 +153,6 @@ __global__ void SoftmaxGradPackedKernel(SoftmaxKind kind, const T* dy, const T* 
   using E = Elem<T>;
   using P = Pack<T>;
   constexpr int N = kPack<T>;
-  const int lane = Lane<32>();
   const int64_t packs = s.len / N;
   const bool log = kind == SoftmaxKind::kLogSoftmax;
   for (int64_t r = FirstRow<32>(); r < s.outer; r += RowStep<32>()) {
@@ -160,10 +161,7 @@ __global__ void SoftmaxGradPackedKernel(SoftmaxKind kind, const T* dy, const T* 
     P* dxr = reinterpret_cast<P*>(dx + r * s.len);
     P g[kPacksPerLane], v[kPacksPerLane];
     double sum = 0.0;
-#pragma unroll
-    for (int c = 0; c < kPacksPerLane; ++c) {
-      const int64_t q = lane + 32 * c;
-      if (q >= packs) continue;
+    ForLanePacks(packs, [&](int c, int64_t q) {
       g[c] = dyr[q];
       v[c] = yr[q];
 #pragma unroll
@@ -171,13 +169,10 @@ __global__ void SoftmaxGradPackedKernel(SoftmaxKind kind, const T* dy, const T* 
         const double gk = E::Load(g[c].v[k]);
         sum += log ? gk : gk * static_cast<double>(E::Load(v[c].v[k]));
       }
-    }
+    });
     sum = GroupReduce<32>(sum, SumOp{}, 0.0, static_cast<double*>(nullptr));
     const float sf = static_cast<float>(sum);
-#pragma unroll
-    for (int c = 0; c < kPacksPerLane; ++c) {
-      const int64_t q = lane + 32 * c;
-      if (q >= packs) continue;
+    ForLanePacks(packs, [&](int c, int64_t q) {
       P out;
 #pragma unroll
       for (int k = 0; k < N; ++k) {
@@ -185,7 +180,7 @@ __global__ void SoftmaxGradPackedKernel(SoftmaxKind kind, const T* dy, const T* 
         out.v[k] = E::Store(log ? gk - expf(vk) * sf : vk * (gk - sf));
       }
       dxr[q] = out;
-    }
+    });
   }
 }
 
