@@ -1,8 +1,8 @@
 // Node-level wrappers of the layer normalisations: LayerNormalization, SimplifiedLayerNormalization,
 // RMSNormalization, com.microsoft SkipLayerNormalization / SkipSimplifiedLayerNormalization, and
 // the com.microsoft gradients LayerNormalizationGrad, SimplifiedLayerNormalizationGrad and
-// InvertibleLayerNormalizationGrad. Inputs, attributes, optional outputs and their types follow
-// the CPU kernels (exec/kernels/layer_norm.cc, training_norm_grad.cc). The Reduce* ops register
+// InvertibleLayerNormalizationGrad. The forward ops decode their inputs and attributes with the
+// CPU kernels' decode (ops/norm/layer_norm.h); the gradients follow exec/kernels/training_norm_grad.cc. The Reduce* ops register
 // from here too (kernels/reduce.cc).
 #include <string>
 #include <vector>
@@ -12,6 +12,7 @@
 #include "exec/kernels/kernel_util.h"
 #include "kernel_util.h"
 #include "norm_launch.h"
+#include "ops/norm/layer_norm.h"
 
 namespace memopt::cuda {
 
@@ -36,34 +37,22 @@ Status CheckSameType(const CudaKernelContext& ctx, const DeviceTensor& t, const 
                      " must have type " + DataTypeName(want) + " on the GPU");
 }
 
-struct RowView {
-  int64_t rows = 0;
-  int64_t cols = 0;
-  std::vector<int64_t> row_shape;   ///< shape[axis:]
-  std::vector<int64_t> stat_shape;  ///< shape with dims axis.. set to 1
-};
+using norm::NormRows;
 
-Expected<RowView> MakeRows(const CudaKernelContext& ctx, const DeviceTensor& x) {
-  MEMOPT_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx, ctx.node->GetInt("axis", -1), x.rank()));
-  RowView v;
-  v.rows = memopt::ProductOf(x.shape(), 0, axis);
-  v.cols = memopt::ProductOf(x.shape(), axis, x.rank());
-  v.row_shape.assign(x.shape().begin() + axis, x.shape().end());
-  v.stat_shape = x.shape();
-  for (int64_t i = axis; i < x.rank(); ++i) v.stat_shape[static_cast<size_t>(i)] = 1;
-  return v;
+Tensor MetaOf(const DeviceTensor& t) { return Tensor::Meta(t.dtype(), t.shape()); }
+
+Expected<NormRows> MakeRows(const CudaKernelContext& ctx, const DeviceTensor& x) {
+  auto rows = norm::DecodeNormRows(*ctx.node, MetaOf(x));
+  if (!rows.ok()) return ctx.Error(rows.status().message());
+  return std::move(rows).value();
 }
 
 /// A per-row parameter (Scale, B) as `cols` contiguous elements: the input itself when it has
-/// that many, else its broadcast (right-aligned) to the normalised shape, copied into `tmp`.
-Expected<const void*> ParamData(const CudaKernelContext& ctx, const DeviceTensor& param, const char* name,
-                                const RowView& v, DeviceTensor& tmp) {
+/// that many, else its broadcast (right-aligned, checked by the decode) to the normalised shape,
+/// copied into `tmp`.
+Expected<const void*> ParamData(const CudaKernelContext& ctx, const DeviceTensor& param, const NormRows& v,
+                                DeviceTensor& tmp) {
   if (param.numel() == v.cols) return param.raw();
-  auto b = BroadcastShapes(param.shape(), v.row_shape);
-  if (!b.ok() || *b != v.row_shape) {
-    return ctx.Error(std::string(name) + " " + memopt::ShapeToString(param.shape()) +
-                     " does not broadcast to the normalized shape " + memopt::ShapeToString(v.row_shape));
-  }
   auto bc = MakeBroadcast(param.shape(), param.shape(), v.row_shape);
   if (!bc.ok()) return ctx.Error(bc.status().message());
   MEMOPT_ASSIGN_OR_RETURN(tmp, DeviceTensor::Empty(ctx.pool, param.dtype(), v.row_shape));
@@ -84,15 +73,18 @@ Status NormalizeLastDims(CudaKernelContext& ctx, bool simplified, int bias_input
   MEMOPT_RETURN_IF_ERROR(CheckTypePair(ctx, x.dtype(), scale.dtype()));
   const DeviceTensor* bias = bias_input >= 0 && ctx.has_input(bias_input) ? &ctx.input(bias_input) : nullptr;
   if (bias != nullptr) MEMOPT_RETURN_IF_ERROR(CheckSameType(ctx, *bias, "B", scale.dtype()));
-  MEMOPT_ASSIGN_OR_RETURN(RowView v, MakeRows(ctx, x));
+  const Tensor bias_meta = bias != nullptr ? MetaOf(*bias) : Tensor();
+  auto plan = norm::DecodeLayerNorm(*ctx.node, MetaOf(x), MetaOf(scale), bias != nullptr ? &bias_meta : nullptr);
+  if (!plan.ok()) return ctx.Error(plan.status().message());
+  const NormRows& v = plan->rows;
   DeviceTensor scale_tmp, bias_tmp;
   LayerNormArgs a;
-  MEMOPT_ASSIGN_OR_RETURN(a.scale, ParamData(ctx, scale, "Scale", v, scale_tmp));
+  MEMOPT_ASSIGN_OR_RETURN(a.scale, ParamData(ctx, scale, v, scale_tmp));
   if (bias != nullptr) {
-    MEMOPT_ASSIGN_OR_RETURN(a.bias, ParamData(ctx, *bias, "B", v, bias_tmp));
+    MEMOPT_ASSIGN_OR_RETURN(a.bias, ParamData(ctx, *bias, v, bias_tmp));
   }
-  const bool stash_double = ctx.node->GetInt("stash_type", 1) == static_cast<int64_t>(DataType::kDouble);
-  const DataType stash = stash_double ? DataType::kDouble : DataType::kFloat;
+  const bool stash_double = plan->stash == DataType::kDouble;
+  const DataType stash = plan->stash;
   MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, scale.dtype(), x.shape()));
   if (Wanted(ctx, out_mean)) MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(out_mean, stash, v.stat_shape));
   if (Wanted(ctx, out_inv)) MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(out_inv, stash, v.stat_shape));
@@ -102,7 +94,7 @@ Status NormalizeLastDims(CudaKernelContext& ctx, bool simplified, int bias_input
   a.inv_std = Wanted(ctx, out_inv) ? ctx.outputs[out_inv].raw() : nullptr;
   a.stats_double = stash_double;
   a.simplified = simplified;
-  a.epsilon = ctx.node->GetFloat("epsilon", 1e-5f);
+  a.epsilon = static_cast<float>(plan->epsilon);
   a.rows = v.rows;
   a.cols = v.cols;
   return Launched(ctx, LaunchLayerNorm(*ToElemType(x.dtype()), *ToElemType(scale.dtype()), a, ctx.stream()));
@@ -114,40 +106,30 @@ Status NormalizeLastDims(CudaKernelContext& ctx, bool simplified, int bias_input
 Status SkipNorm(CudaKernelContext& ctx, bool simplified) {
   MEMOPT_RETURN_IF_ERROR(RequireFloat(ctx, 0, "input"));
   const DeviceTensor& x = ctx.input(0);
-  if (x.rank() < 1) return ctx.Error("input must have rank >= 1");
-  if (!ctx.has_input(1) || !ctx.has_input(2)) return ctx.Error("skip and gamma are required");
+  std::vector<Tensor> metas(ctx.inputs.size());
+  std::vector<const Tensor*> inputs(ctx.inputs.size(), nullptr);
+  for (size_t i = 0; i < metas.size(); ++i) {
+    if (ctx.inputs[i] != nullptr) inputs[i] = &(metas[i] = MetaOf(*ctx.inputs[i]));
+  }
+  auto plan = norm::DecodeSkipNorm(*ctx.node, inputs, simplified);
+  if (!plan.ok()) return ctx.Error(plan.status().message());
   const DeviceTensor& skip = ctx.input(1);
   const DeviceTensor& gamma = ctx.input(2);
-  const DeviceTensor* beta = !simplified && ctx.has_input(3) ? &ctx.input(3) : nullptr;
-  const int bias_at = simplified ? 3 : 4;
-  const DeviceTensor* bias = ctx.has_input(bias_at) ? &ctx.input(bias_at) : nullptr;
-  const int64_t h = x.dim(x.rank() - 1);
-  const int64_t rows = h > 0 ? x.numel() / h : 0;
-  if (skip.numel() == 0 || x.numel() % skip.numel() != 0 || skip.rank() < 1 || skip.dim(skip.rank() - 1) != h) {
-    return ctx.Error("skip " + memopt::ShapeToString(skip.shape()) + " does not match input " +
-                     memopt::ShapeToString(x.shape()));
-  }
-  for (const DeviceTensor* p : {&gamma, beta, bias}) {
-    if (p != nullptr && p->numel() != h) {
-      return ctx.Error("gamma/beta/bias " + memopt::ShapeToString(p->shape()) + " must have " + std::to_string(h) +
-                       " elements (the hidden size)");
-    }
-  }
+  const DeviceTensor* beta = plan->beta_input >= 0 ? &ctx.input(plan->beta_input) : nullptr;
+  const DeviceTensor* bias = plan->bias_input >= 0 ? &ctx.input(plan->bias_input) : nullptr;
   MEMOPT_RETURN_IF_ERROR(CheckSameType(ctx, skip, "skip", x.dtype()));
   for (const DeviceTensor* p : {&gamma, beta, bias}) {
     if (p != nullptr) MEMOPT_RETURN_IF_ERROR(CheckSameType(ctx, *p, "gamma/beta/bias", x.dtype()));
   }
-  std::vector<int64_t> stat_shape = x.shape();
-  stat_shape.back() = 1;
   MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, x.dtype(), x.shape()));
   for (int i : {1, 2}) {
-    if (Wanted(ctx, i)) MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(i, DataType::kFloat, stat_shape));
+    if (Wanted(ctx, i)) MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(i, DataType::kFloat, plan->stat_shape));
   }
   if (Wanted(ctx, 3)) MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(3, x.dtype(), x.shape()));
   LayerNormArgs a;
   a.x = x.raw();
   a.skip = skip.raw();
-  a.skip_rows = skip.numel() / h;
+  a.skip_rows = plan->skip_rows;
   a.pre_bias = bias != nullptr ? bias->raw() : nullptr;
   a.scale = gamma.raw();
   a.bias = beta != nullptr ? beta->raw() : nullptr;
@@ -156,9 +138,9 @@ Status SkipNorm(CudaKernelContext& ctx, bool simplified) {
   a.inv_std = Wanted(ctx, 2) ? ctx.outputs[2].raw() : nullptr;
   a.sum_out = Wanted(ctx, 3) ? ctx.outputs[3].raw() : nullptr;
   a.simplified = simplified;
-  a.epsilon = ctx.node->GetFloat("epsilon", 1e-12f);
-  a.rows = rows;
-  a.cols = h;
+  a.epsilon = static_cast<float>(plan->epsilon);
+  a.rows = plan->rows;
+  a.cols = plan->hidden;
   const ElemType t = *ToElemType(x.dtype());
   return Launched(ctx, LaunchLayerNorm(t, t, a, ctx.stream()));
 }
@@ -196,7 +178,7 @@ Status LayerNormGrad(CudaKernelContext& ctx, LayerNormGradKind kind) {
                      " must have the same number of elements");
   }
   if (x.rank() == 0) return ctx.Error("X must have rank >= 1");
-  MEMOPT_ASSIGN_OR_RETURN(RowView v, MakeRows(ctx, x));
+  MEMOPT_ASSIGN_OR_RETURN(NormRows v, MakeRows(ctx, x));
   MEMOPT_RETURN_IF_ERROR(CheckPerColumn(ctx, 2, "scale", v.cols));
   const DeviceTensor& scale = ctx.input(2);
   int inv_index = 4;

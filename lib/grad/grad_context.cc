@@ -436,4 +436,9 @@ std::vector<onnx::AttributeProto> NodeGrad::CopyAttrs(const std::set<std::string
   return out;
 }
 
+std::string NodeGrad::GIOrTmp(int i, bool required, const std::string& suffix) {
+  if (NeedGI(i)) return GI(i);
+  return required ? Tmp(suffix) : std::string();
+}
+
 }  // namespace memopt::grad

@@ -121,6 +121,9 @@ class NodeGrad {
 
   // Emitting. Node names are "<prefix><op>_<k>"; Tmp names "<prefix><suffix>" (made unique).
   std::string Tmp(const std::string& suffix);
+  /// GI(i) when that gradient is wanted; else a throw-away Tmp(suffix) when the emitted op must
+  /// produce the output anyway (`required`), else "" (an optional output slot left out).
+  std::string GIOrTmp(int i, bool required, const std::string& suffix);
   void Emit(const std::string& op, const std::vector<std::string>& inputs, const std::vector<std::string>& outputs,
             const std::vector<onnx::AttributeProto>& attrs = {}, const std::string& domain = "");
   /// Emits a one-output node writing a new temporary; returns its name. `info_from` copies

@@ -1,46 +1,15 @@
 // Gradient rules of normalization, convolution and pooling (ort_training_ops.md §3.10-3.13,
-// 3.22, 3.23): LayerNormalizationGrad, SimplifiedLayerNormalizationGrad, BatchNormalizationGrad,
-// ConvGrad, MaxPoolGrad, AveragePoolGrad.
+// 3.22, 3.23): BatchNormalizationGrad, ConvGrad, MaxPoolGrad, AveragePoolGrad. (The layer
+// normalisations' rules are in ops/norm/layer_norm.cc.)
 //
-// The builder gives LayerNormalization its Mean / InvStdDev outputs (and MaxPool its Indices)
-// before these rules run. BatchNormalization in training mode has no saved statistics among its
-// outputs (ORT rewrites it to BatchNormInternal); the batch mean and inverse std are recomputed
-// here from X, which BatchNormalizationGrad reads anyway. In inference mode (running statistics)
+// The builder gives MaxPool its Indices before these rules run. BatchNormalization in training
+// mode has no saved statistics among its outputs (ORT rewrites it to BatchNormInternal); the batch
+// mean and inverse std are recomputed here from X, which BatchNormalizationGrad reads anyway. In inference mode (running statistics)
 // the op is a per-channel affine map and is differentiated with plain ops.
 #include "grad/grad_context.h"
 
 namespace memopt::grad {
 namespace {
-
-/// Output name for GI(i), a throw-away temporary when the gradient is not wanted but the op
-/// must produce it, or "" when the slot can be omitted.
-std::string GiOr(NodeGrad& g, int i, bool required, const std::string& suffix) {
-  if (g.NeedGI(i)) return g.GI(i);
-  return required ? g.Tmp(suffix) : std::string();
-}
-
-Status LayerNormGrad(NodeGrad& g) {
-  if (g.O(1).empty() || g.O(2).empty()) {
-    return InternalError("node " + g.node().Describe() + ": LayerNormalization has no Mean/InvStdDev outputs");
-  }
-  std::vector<std::string> outs = {GiOr(g, 0, true, "X_grad_unused"), GiOr(g, 1, false, ""),
-                                   g.I(2).empty() ? std::string() : GiOr(g, 2, false, "")};
-  while (outs.back().empty()) outs.pop_back();
-  g.Emit("LayerNormalizationGrad", {g.GO(0), g.I(0), g.I(1), g.O(1), g.O(2)}, outs,
-         {AttrInt("axis", g.node().GetInt("axis", -1))}, kMsDomain);
-  return Status::Ok();
-}
-
-Status SimplifiedLayerNormGrad(NodeGrad& g) {
-  if (g.O(1).empty()) {
-    return InternalError("node " + g.node().Describe() + ": SimplifiedLayerNormalization has no InvStdDev output");
-  }
-  std::vector<std::string> outs = {GiOr(g, 0, true, "X_grad_unused"), GiOr(g, 1, false, "")};
-  while (outs.back().empty()) outs.pop_back();
-  g.Emit("SimplifiedLayerNormalizationGrad", {g.GO(0), g.I(0), g.I(1), g.O(1)}, outs,
-         {AttrInt("axis", g.node().GetInt("axis", -1))}, kMsDomain);
-  return Status::Ok();
-}
 
 bool BatchNormTraining(const Node& node) {
   if (node.since_version >= 14) return node.GetInt("training_mode", 0) != 0;
@@ -77,8 +46,8 @@ Status BatchNormGrad(NodeGrad& g) {
     const std::string inv = g.Tmp("saved_inv_std");
     g.Emit("Reshape", {mean_k, flat}, {mean});
     g.Emit("Reshape", {inv_k, flat}, {inv});
-    std::vector<std::string> outs = {GiOr(g, 0, true, "X_grad_unused"), GiOr(g, 1, false, ""),
-                                     GiOr(g, 2, false, "")};
+    std::vector<std::string> outs = {g.GIOrTmp(0, true, "X_grad_unused"), g.GIOrTmp(1, false, ""),
+                                     g.GIOrTmp(2, false, "")};
     while (outs.back().empty()) outs.pop_back();
     g.Emit("BatchNormalizationGrad", {dy, x, scale, mean, inv}, outs, {AttrFloat("epsilon", eps)}, kMsDomain);
     return Status::Ok();
@@ -102,8 +71,8 @@ Status BatchNormGrad(NodeGrad& g) {
 }
 
 Status ConvGrad(NodeGrad& g) {
-  std::vector<std::string> outs = {GiOr(g, 0, false, ""), GiOr(g, 1, false, ""),
-                                   g.I(2).empty() ? std::string() : GiOr(g, 2, false, "")};
+  std::vector<std::string> outs = {g.GIOrTmp(0, false, ""), g.GIOrTmp(1, false, ""),
+                                   g.I(2).empty() ? std::string() : g.GIOrTmp(2, false, "")};
   while (outs.back().empty()) outs.pop_back();
   g.Emit("ConvGrad", {g.GO(0), g.I(0), g.I(1)}, outs, g.CopyAttrs(), kMsDomain);
   return Status::Ok();
@@ -123,8 +92,6 @@ Status AveragePoolGrad(NodeGrad& g) {
 }  // namespace
 
 void RegisterNnGradRules(GradRuleMap& r) {
-  r[{"", "LayerNormalization"}] = {LayerNormGrad, {}, {{1, "_saved_mean"}, {2, "_saved_inv_std_var"}}};
-  r[{"", "SimplifiedLayerNormalization"}] = {SimplifiedLayerNormGrad, {}, {{1, "_saved_inv_std_var"}}};
   r[{"", "BatchNormalization"}] = {BatchNormGrad, {3, 4}};
   r[{"", "Conv"}] = {ConvGrad, {}};
   r[{"", "MaxPool"}] = {MaxPoolGrad, {}, {{1, "_mask"}}};

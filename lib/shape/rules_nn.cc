@@ -1,6 +1,6 @@
 // Neural-network ops: Conv, ConvTranspose, pooling, normalizations (BatchNormalization,
-// LayerNormalization with Mean/InvStdDev, SimplifiedLayerNormalization, SkipLayerNormalization,
-// Instance/GroupNormalization), Einsum, and the standard losses.
+// Instance/GroupNormalization; the layer normalisations are in ops/norm/layer_norm.cc), Einsum,
+// and the standard losses.
 //
 // Spatial output size with pads p_b/p_e, stride s, dilation d, kernel k:
 //   floor((D + p_b + p_e - (d*(k-1) + 1)) / s) + 1   (ceil for pooling with ceil_mode=1);
@@ -184,50 +184,6 @@ Status BatchNormRule(InferContext& ctx) {
   return Status::Ok();
 }
 
-DataType StashType(const InferContext& ctx) {
-  const int64_t raw = ctx.node().GetInt("stash_type", 1);
-  return IsKnownDataType(static_cast<int32_t>(raw)) ? static_cast<DataType>(raw) : DataType::kFloat;
-}
-
-/// X's shape with dims [axis, rank) set to 1 (the per-row statistics of the 2-D view at axis).
-std::optional<Shape> StatsShape(InferContext& ctx, const Shape* x, int64_t raw_axis) {
-  if (x == nullptr) return std::nullopt;
-  auto axis = NormalizeAxis(raw_axis, static_cast<int64_t>(x->size()));
-  if (!axis.has_value()) {
-    ctx.Diagnose(ctx.OutputName(0), "normalization axis " + std::to_string(raw_axis) + " out of range for rank " +
-                                        std::to_string(x->size()));
-    return std::nullopt;
-  }
-  Shape s = *x;
-  for (size_t k = static_cast<size_t>(*axis); k < s.size(); ++k) s[k] = SymExpr(1);
-  return s;
-}
-
-/// LayerNormalization (ONNX-17 and the ORT contrib one) and SimplifiedLayerNormalization:
-/// Y = X's shape with Scale's dtype; the statistics outputs are stash_type, X's shape reduced from
-/// axis on. (The contrib SimplifiedLayerNormalization schema only sets dim[axis] to 1; kernels
-/// write one value per row, which is what this rule gives; both agree for axis = -1.)
-Status LayerNormRule(InferContext& ctx) {
-  const Shape* x = ctx.InputShape(0);
-  const DataType y_type = ctx.InputType(1) != DataType::kUndefined ? ctx.InputType(1) : ctx.InputType(0);
-  ctx.SetOutput(0, y_type, OptShape(x));
-  const std::optional<Shape> stats = StatsShape(ctx, x, ctx.node().GetInt("axis", -1));
-  for (size_t o = 1; o < ctx.NumOutputs(); ++o) ctx.SetOutput(o, StashType(ctx), stats);
-  return Status::Ok();
-}
-
-/// SkipLayerNormalization / SkipSimplifiedLayerNormalization (ms): output and
-/// input_skip_bias_sum = input; mean and inv_std_var = float, input with the last dim 1.
-Status SkipLayerNormRule(InferContext& ctx) {
-  const Shape* x = ctx.InputShape(0);
-  ctx.CopyInputToOutput(0, 0);
-  const std::optional<Shape> stats = StatsShape(ctx, x, -1);
-  if (ctx.HasOutput(1)) ctx.SetOutput(1, DataType::kFloat, stats);
-  if (ctx.HasOutput(2)) ctx.SetOutput(2, DataType::kFloat, stats);
-  if (ctx.HasOutput(3)) ctx.CopyInputToOutput(0, 3);
-  return Status::Ok();
-}
-
 Status SameAsInput(InferContext& ctx) {
   ctx.CopyInputToOutput(0, 0);
   return Status::Ok();
@@ -388,7 +344,6 @@ void RegisterNnRules(RuleRegistry& r) {
   for (const char* op : {"RNN", "GRU", "LSTM"}) r.Add("", op, RecurrentRule);
   r.Add("", "GridSample", GridSampleRule);
   r.Add("", "Det", DetRule);
-  r.Add("", "RMSNormalization", SameAsInput);
   r.Add("", "RotaryEmbedding", SameAsInput);
   r.Add(kMsDomain, "RotaryEmbedding", SameAsInput);
   r.Add("", "Conv", ConvRule);
@@ -399,10 +354,6 @@ void RegisterNnRules(RuleRegistry& r) {
   r.Add(kMsDomain, "BatchNormInternal", BatchNormRule);
   r.Add("", "InstanceNormalization", SameAsInput);
   r.Add("", "GroupNormalization", SameAsInput);
-  r.Add("", "LayerNormalization", LayerNormRule);
-  r.Add("", "SimplifiedLayerNormalization", LayerNormRule);
-  r.Add(kMsDomain, "SkipLayerNormalization", SkipLayerNormRule);
-  r.Add(kMsDomain, "SkipSimplifiedLayerNormalization", SkipLayerNormRule);
   r.Add("", "Einsum", EinsumRule);
   r.Add("", "SoftmaxCrossEntropyLoss", LossRule);
   r.Add("", "NegativeLogLikelihoodLoss", LossRule);

@@ -12,7 +12,6 @@ void RegisterMathKernels(KernelRegistry& r) {
   math::RegisterConvTransposeKernels(r);
   math::RegisterPoolKernels(r);
   math::RegisterNormKernels(r);
-  math::RegisterLayerNormKernels(r);
   math::RegisterSoftmaxKernels(r);
   math::RegisterLossKernels(r);
 }

@@ -24,7 +24,13 @@ inline const KernelRegistry& MathRegistry() {
     RegisterConvTransposeKernels(r);
     RegisterPoolKernels(r);
     RegisterNormKernels(r);
-    RegisterLayerNormKernels(r);
+    // The layer normalisations register from their op file (ops/norm/layer_norm.cc).
+    for (const char* op : {"LayerNormalization", "SimplifiedLayerNormalization", "RMSNormalization"}) {
+      r.Register(OpKey("", op), *KernelRegistry::Cpu().Find("", op));
+    }
+    for (const char* op : {"SkipLayerNormalization", "SkipSimplifiedLayerNormalization"}) {
+      r.Register(OpKey("com.microsoft", op), *KernelRegistry::Cpu().Find("com.microsoft", op));
+    }
     RegisterSoftmaxKernels(r);
     RegisterLossKernels(r);
     return r;

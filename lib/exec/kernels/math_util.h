@@ -182,7 +182,6 @@ void RegisterConvKernels(KernelRegistry& r);           // conv.cc
 void RegisterConvTransposeKernels(KernelRegistry& r);  // conv_transpose.cc
 void RegisterPoolKernels(KernelRegistry& r);           // pool.cc
 void RegisterNormKernels(KernelRegistry& r);           // norm.cc
-void RegisterLayerNormKernels(KernelRegistry& r);      // layer_norm.cc
 void RegisterSoftmaxKernels(KernelRegistry& r);        // softmax.cc
 void RegisterLossKernels(KernelRegistry& r);           // loss.cc
 

@@ -61,9 +61,7 @@ MEMOPT_OPS(legacy, cost_classes) {
   }
   ops.SetCostForOpType("BiasSoftmax", {CostKind::kElementwise, 6});
   for (std::string_view op : {"Gelu", "FastGelu", "BiasGelu", "BiasFastGelu", "GeluGrad", "FastGeluGrad",
-                              "BiasGeluGrad_dX", "LayerNormalization", "SimplifiedLayerNormalization",
-                              "SkipLayerNormalization", "SkipSimplifiedLayerNormalization", "GroupNorm",
-                              "InstanceNormalization", "BatchNormalization", "RMSNormalization"}) {
+                              "BiasGeluGrad_dX", "GroupNorm", "InstanceNormalization", "BatchNormalization"}) {
     ops.SetCostForOpType(op, {CostKind::kElementwise, 8});
   }
   for (std::string_view op : {"Dropout", "BiasDropout", "BitmaskDropout", "BitmaskBiasDropout", "BiasSoftmaxDropout"}) {
