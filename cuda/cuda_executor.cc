@@ -17,53 +17,28 @@ namespace memopt::cuda {
 
 namespace {
 
-/// A pair of CUDA events (destroyed with the object).
-class EventTimer {
+/// CUDA events (destroyed with the object): the two around the step, or one per node boundary
+/// of a profiled run.
+class Events {
  public:
-  EventTimer() {
-    cudaEventCreate(&start_);
-    cudaEventCreate(&stop_);
-  }
-  ~EventTimer() {
-    cudaEventDestroy(start_);
-    cudaEventDestroy(stop_);
-  }
-  EventTimer(const EventTimer&) = delete;
-  EventTimer& operator=(const EventTimer&) = delete;
-  Status Start(cudaStream_t s) { return CudaStatus(cudaEventRecord(start_, s), "cudaEventRecord"); }
-  Status Stop(cudaStream_t s) { return CudaStatus(cudaEventRecord(stop_, s), "cudaEventRecord"); }
-  /// Waits for the stop event; milliseconds between the two.
-  Expected<double> Elapsed() {
-    MEMOPT_RETURN_IF_ERROR(CudaStatus(cudaEventSynchronize(stop_), "cudaEventSynchronize"));
-    float ms = 0;
-    MEMOPT_RETURN_IF_ERROR(CudaStatus(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime"));
-    return static_cast<double>(ms);
-  }
-
- private:
-  cudaEvent_t start_ = nullptr, stop_ = nullptr;
-};
-
-/// One event per node boundary, recorded between the nodes of a profiled run.
-class BoundaryEvents {
- public:
-  explicit BoundaryEvents(size_t count) : events_(count, nullptr) {}
-  ~BoundaryEvents() {
+  explicit Events(size_t count) : events_(count, nullptr) {}
+  ~Events() {
     for (cudaEvent_t e : events_) {
       if (e != nullptr) cudaEventDestroy(e);
     }
   }
-  BoundaryEvents(const BoundaryEvents&) = delete;
-  BoundaryEvents& operator=(const BoundaryEvents&) = delete;
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
   Status Create() {
     for (cudaEvent_t& e : events_) MEMOPT_RETURN_IF_ERROR(CudaStatus(cudaEventCreate(&e), "cudaEventCreate"));
     return Status::Ok();
   }
   Status Record(size_t i, cudaStream_t s) { return CudaStatus(cudaEventRecord(events_[i], s), "cudaEventRecord"); }
-  /// Milliseconds between boundary i and i + 1 (both recorded and complete).
-  Expected<double> Between(size_t i) const {
+  /// Waits for event j; milliseconds from event i to event j (both recorded).
+  Expected<double> Elapsed(size_t i, size_t j) const {
+    MEMOPT_RETURN_IF_ERROR(CudaStatus(cudaEventSynchronize(events_[j]), "cudaEventSynchronize"));
     float ms = 0;
-    MEMOPT_RETURN_IF_ERROR(CudaStatus(cudaEventElapsedTime(&ms, events_[i], events_[i + 1]), "cudaEventElapsedTime"));
+    MEMOPT_RETURN_IF_ERROR(CudaStatus(cudaEventElapsedTime(&ms, events_[i], events_[j]), "cudaEventElapsedTime"));
     return static_cast<double>(ms);
   }
 
@@ -114,10 +89,11 @@ class CudaRun {
     ctx.output_grads = &options_.output_grads;
     ctx.graph = &graph_;
     const bool profile = options_.profile != nullptr;
-    BoundaryEvents boundaries(profile ? static_cast<size_t>(steps) + 1 : 0);
+    Events boundaries(profile ? static_cast<size_t>(steps) + 1 : 0);
     if (profile) MEMOPT_RETURN_IF_ERROR(boundaries.Create());
-    EventTimer timer;
-    MEMOPT_RETURN_IF_ERROR(timer.Start(pool_->stream()));
+    Events timer(2);
+    MEMOPT_RETURN_IF_ERROR(timer.Create());
+    MEMOPT_RETURN_IF_ERROR(timer.Record(0, pool_->stream()));
     if (profile) MEMOPT_RETURN_IF_ERROR(boundaries.Record(0, pool_->stream()));
     for (int32_t step = 0; step < steps; ++step) {
       const Node& node = graph_.node(order_.order[step]);
@@ -135,11 +111,12 @@ class CudaRun {
         tracker.Release(v);
       }
     }
-    MEMOPT_RETURN_IF_ERROR(timer.Stop(pool_->stream()));
-    MEMOPT_ASSIGN_OR_RETURN(result.step_ms, timer.Elapsed());
+    MEMOPT_RETURN_IF_ERROR(timer.Record(1, pool_->stream()));
+    MEMOPT_ASSIGN_OR_RETURN(result.step_ms, timer.Elapsed(0, 1));
     if (profile) {
       for (int32_t step = 0; step < steps; ++step) {
-        MEMOPT_ASSIGN_OR_RETURN(const double ms, boundaries.Between(static_cast<size_t>(step)));
+        const size_t i = static_cast<size_t>(step);
+        MEMOPT_ASSIGN_OR_RETURN(const double ms, boundaries.Elapsed(i, i + 1));
         options_.profile->Add(graph_.node(order_.order[step]), ms);
       }
       options_.profile->EndRun();

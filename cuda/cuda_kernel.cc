@@ -16,8 +16,8 @@ Expected<CublasPtr> CreateCublas(cudaStream_t stream) {
   // may reduce them in a 16-bit output type, which on an H200 put a bfloat16 [7, 1023] x [1023, 5]
   // product 0.13 (absolute, on a result near 1) off the float-accumulated value.
   if (st == CUBLAS_STATUS_SUCCESS) {
-    st = api->set_math_mode(handle,
-                            static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
+    const int mode = CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
+    st = api->set_math_mode(handle, static_cast<cublasMath_t>(mode));
   }
   if (st != CUBLAS_STATUS_SUCCESS) {
     if (handle != nullptr) api->destroy(handle);

@@ -45,6 +45,8 @@ class DeviceTensor {
 
   DataType dtype() const { return dtype_; }
   const std::vector<int64_t>& shape() const { return shape_; }
+  /// Type and shape without data (Tensor::Meta): for the CPU-side decodes and shape-only kernels.
+  Tensor Meta() const { return Tensor::Meta(dtype_, shape_); }
   int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
   int64_t dim(int64_t i) const { return shape_[i]; }
   int64_t numel() const { return numel_; }

@@ -51,7 +51,7 @@ Expected<std::vector<Tensor>> RunCpuKernel(const CudaKernelContext& ctx, const G
     if (!ctx.has_input(i)) continue;
     const DeviceTensor& d = ctx.input(i);
     if (i == metadata_only) {
-      host[i] = Tensor::Meta(d.dtype(), d.shape());
+      host[i] = d.Meta();
     } else if (d.host_mirror() != nullptr) {
       host[i] = *d.host_mirror();
     } else {

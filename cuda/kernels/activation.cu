@@ -1,8 +1,6 @@
 // Relu and the Gelu family (ONNX Gelu, com.microsoft Gelu/FastGelu/BiasGelu) and their gradients
 // (GeluGrad, FastGeluGrad, BiasGeluGrad_dX, BiasFastGeluGrad_dX). The math is the MEMOPT_HD code
 // of exec/math/activation_math.h, shared with the CPU reference kernels, in float.
-#include <initializer_list>
-
 #include "common.cuh"
 #include "exec/math/activation_math.h"
 
@@ -76,16 +74,6 @@ __global__ void ActivationPacked(F f, const T* dy, const T* x, const T* bias, in
   }
 }
 
-/// Packs of the elements when every pointer is 16-byte aligned and a bias row holds whole Packs.
-template <typename T>
-int64_t PacksOf(int64_t n, const void* bias, int64_t nbias, std::initializer_list<const void*> ptrs) {
-  if (bias != nullptr && (nbias % kPack<T> != 0 || !Aligned16(bias))) return 0;
-  for (const void* p : ptrs) {
-    if (!Aligned16(p)) return 0;
-  }
-  return n / kPack<T>;
-}
-
 /// y = f(x (+ bias)), or with kGrad dx = f(dy, x (+ bias)): packed, then the scalar tail.
 template <bool kGrad, typename T, typename F>
 cudaError_t LaunchElementwise(F f, const void* dy, const void* x, const void* bias, int64_t nbias, void* y, int64_t n,
@@ -95,7 +83,8 @@ cudaError_t LaunchElementwise(F f, const void* dy, const void* x, const void* bi
   const auto* px = static_cast<const T*>(x);
   const auto* pb = static_cast<const T*>(bias);
   auto* py = static_cast<T*>(y);
-  const int64_t packs = PacksOf<T>(n, bias, nbias, {dy, x, y});
+  // A bias row must hold whole Packs.
+  const int64_t packs = bias == nullptr || nbias % kPack<T> == 0 ? PacksFor<T>(n, {bias, dy, x, y}) : 0;
   const int64_t done = packs * kPack<T>;
   if (packs > 0) ActivationPacked<kGrad, T><<<BlocksFor(packs), kThreads, 0, s>>>(f, pdy, px, pb, nbias, py, packs);
   if (done < n) ActivationKernel<kGrad, T><<<BlocksFor(n - done), kThreads, 0, s>>>(f, pdy, px, pb, nbias, py, done, n);

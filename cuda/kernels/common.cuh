@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 
 #include "exec/math/host_device.h"
 #include "util/half.h"
@@ -60,7 +61,18 @@ template <typename T>
 struct alignas(16) Pack {
   T v[kPack<T>];
 };
-/// True when p (nullptr counts) can be read as Packs.
-inline bool Aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+/// True when every pointer (nullptr counts) can be read as Packs.
+inline bool Aligned16(std::initializer_list<const void*> ptrs) {
+  for (const void* p : ptrs) {
+    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) return false;
+  }
+  return true;
+}
+/// The whole Packs of n elements when every pointer is 16-byte aligned, else 0 (all elements then
+/// go to the scalar kernel).
+template <typename T>
+int64_t PacksFor(int64_t n, std::initializer_list<const void*> ptrs) {
+  return Aligned16(ptrs) ? n / kPack<T> : 0;
+}
 
 }  // namespace memopt::cuda

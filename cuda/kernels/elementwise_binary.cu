@@ -118,8 +118,7 @@ cudaError_t Launch(BinaryOp op, const void* a, const void* b, void* y, int64_t n
   const auto* pb = static_cast<const T*>(b);
   auto* py = static_cast<T*>(y);
   if (bc == nullptr) {
-    const bool packed = Aligned16(pa) && Aligned16(pb) && Aligned16(py);
-    const int64_t packs = packed ? n / kPack<T> : 0;
+    const int64_t packs = PacksFor<T>(n, {pa, pb, py});
     if (packs > 0) SameShapePacked<T><<<BlocksFor(packs), kThreads, 0, stream>>>(op, pa, pb, py, packs);
     const int64_t done = packs * kPack<T>;
     if (done < n) SameShapeKernel<T><<<BlocksFor(n - done), kThreads, 0, stream>>>(op, pa, pb, py, done, n);
@@ -133,8 +132,7 @@ cudaError_t Launch(BinaryOp op, const void* a, const void* b, void* y, int64_t n
     const T* full = a_repeats ? pb : pa;
     const T* part = a_repeats ? pa : pb;
     const int64_t period = a_repeats ? period_a : period_b;
-    const bool packed = Aligned16(full) && Aligned16(part) && Aligned16(py) && (period == 1 || period % kPack<T> == 0);
-    const int64_t packs = packed ? n / kPack<T> : 0;
+    const int64_t packs = period == 1 || period % kPack<T> == 0 ? PacksFor<T>(n, {full, part, py}) : 0;
     if (packs > 0) {
       PeriodicPacked<T><<<BlocksFor(packs), kThreads, 0, stream>>>(op, full, part, period, b_repeats, py, packs);
     }

@@ -2,8 +2,8 @@
 // RMSNormalization, com.microsoft SkipLayerNormalization / SkipSimplifiedLayerNormalization, and
 // the com.microsoft gradients LayerNormalizationGrad, SimplifiedLayerNormalizationGrad and
 // InvertibleLayerNormalizationGrad. The forward ops decode their inputs and attributes with the
-// CPU kernels' decode (ops/norm/layer_norm.h); the gradients follow exec/kernels/training_norm_grad.cc. The Reduce* ops register
-// from here too (kernels/reduce.cc).
+// CPU kernels' decode (ops/norm/layer_norm.h); the gradients follow
+// exec/kernels/training_norm_grad.cc. The Reduce* ops register from here too (kernels/reduce.cc).
 #include <string>
 #include <vector>
 
@@ -39,10 +39,8 @@ Status CheckSameType(const CudaKernelContext& ctx, const DeviceTensor& t, const 
 
 using norm::NormRows;
 
-Tensor MetaOf(const DeviceTensor& t) { return Tensor::Meta(t.dtype(), t.shape()); }
-
 Expected<NormRows> MakeRows(const CudaKernelContext& ctx, const DeviceTensor& x) {
-  auto rows = norm::DecodeNormRows(*ctx.node, MetaOf(x));
+  auto rows = norm::DecodeNormRows(*ctx.node, x.Meta());
   if (!rows.ok()) return ctx.Error(rows.status().message());
   return std::move(rows).value();
 }
@@ -73,8 +71,8 @@ Status NormalizeLastDims(CudaKernelContext& ctx, bool simplified, int bias_input
   MEMOPT_RETURN_IF_ERROR(CheckTypePair(ctx, x.dtype(), scale.dtype()));
   const DeviceTensor* bias = bias_input >= 0 && ctx.has_input(bias_input) ? &ctx.input(bias_input) : nullptr;
   if (bias != nullptr) MEMOPT_RETURN_IF_ERROR(CheckSameType(ctx, *bias, "B", scale.dtype()));
-  const Tensor bias_meta = bias != nullptr ? MetaOf(*bias) : Tensor();
-  auto plan = norm::DecodeLayerNorm(*ctx.node, MetaOf(x), MetaOf(scale), bias != nullptr ? &bias_meta : nullptr);
+  const Tensor bias_meta = bias != nullptr ? bias->Meta() : Tensor();
+  auto plan = norm::DecodeLayerNorm(*ctx.node, x.Meta(), scale.Meta(), bias != nullptr ? &bias_meta : nullptr);
   if (!plan.ok()) return ctx.Error(plan.status().message());
   const NormRows& v = plan->rows;
   DeviceTensor scale_tmp, bias_tmp;
@@ -109,7 +107,7 @@ Status SkipNorm(CudaKernelContext& ctx, bool simplified) {
   std::vector<Tensor> metas(ctx.inputs.size());
   std::vector<const Tensor*> inputs(ctx.inputs.size(), nullptr);
   for (size_t i = 0; i < metas.size(); ++i) {
-    if (ctx.inputs[i] != nullptr) inputs[i] = &(metas[i] = MetaOf(*ctx.inputs[i]));
+    if (ctx.inputs[i] != nullptr) inputs[i] = &(metas[i] = ctx.inputs[i]->Meta());
   }
   auto plan = norm::DecodeSkipNorm(*ctx.node, inputs, simplified);
   if (!plan.ok()) return ctx.Error(plan.status().message());

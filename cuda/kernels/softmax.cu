@@ -4,7 +4,6 @@
 // Contiguous rows of up to 1024 half-precision elements (attention scores) take the packed kernels:
 // the row read once in 16-byte accesses into registers, the same arithmetic.
 #include <cmath>
-#include <initializer_list>
 
 #include "softmax_rows.cuh"
 
@@ -77,11 +76,7 @@ constexpr int kPacksPerLane = 4;
 template <typename T>
 bool PackedRows(const RowShape& s, std::initializer_list<const void*> ptrs) {
   if (PickRowGroup(s) != RowGroup::kWarp || s.inner != 1 || s.len % kPack<T> != 0) return false;
-  if (s.len > 32 * kPack<T> * kPacksPerLane) return false;
-  for (const void* p : ptrs) {
-    if (!Aligned16(p)) return false;
-  }
-  return true;
+  return s.len <= 32 * kPack<T> * kPacksPerLane && Aligned16(ptrs);
 }
 
 /// Calls f(c, q) for the Packs q = lane + 32 c (c < kPacksPerLane, unrolled) of a row of `packs`.

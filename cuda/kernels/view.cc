@@ -56,7 +56,7 @@ Status YieldOpKernel(CudaKernelContext& ctx) {
     if (!ctx.has_input(i)) return ctx.Error("input " + std::to_string(i) + " is missing");
     const DeviceTensor& forward = ctx.input(i);
     auto gradient = IncomingGradient(YieldGradientName(*ctx.node, ctx.graph, j),
-                                     Tensor::Meta(forward.dtype(), forward.shape()), ctx.run_seed, options);
+                                     forward.Meta(), ctx.run_seed, options);
     if (!gradient.ok()) return ctx.Error(gradient.status().message());
     auto uploaded = DeviceTensor::Upload(ctx.pool, *gradient);
     if (!uploaded.ok()) return ctx.Error(uploaded.status().message());
