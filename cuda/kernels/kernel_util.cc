@@ -21,6 +21,12 @@ Status RequireFloat(const CudaKernelContext& ctx, int i, const char* name) {
   return Status::Ok();
 }
 
+InputMetas::InputMetas(const CudaKernelContext& ctx) : metas_(ctx.inputs.size()), list_(ctx.inputs.size(), nullptr) {
+  for (size_t i = 0; i < metas_.size(); ++i) {
+    if (ctx.inputs[i] != nullptr) list_[i] = &(metas_[i] = ctx.inputs[i]->Meta());
+  }
+}
+
 Expected<int64_t> NormalizeAxis(const CudaKernelContext& ctx, int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank) {
     return ctx.Error("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cuda_kernel.h"
 
@@ -17,6 +18,20 @@ Status RequireFloat(const CudaKernelContext& ctx, int i, const char* name);
 
 /// Input `i` present (any type).
 Status RequireInput(const CudaKernelContext& ctx, int i, const char* name);
+
+/// The node's inputs as Tensor::Meta views (type and shape, nullptr where omitted), the form the
+/// shared op decodes (lib/ops/<family>/*.h) read.
+class InputMetas {
+ public:
+  explicit InputMetas(const CudaKernelContext& ctx);
+  InputMetas(const InputMetas&) = delete;
+  InputMetas& operator=(const InputMetas&) = delete;
+  const std::vector<const Tensor*>& list() const { return list_; }
+
+ private:
+  std::vector<Tensor> metas_;
+  std::vector<const Tensor*> list_;
+};
 
 /// `axis` in [-rank, rank) mapped to [0, rank); an error naming the node otherwise.
 Expected<int64_t> NormalizeAxis(const CudaKernelContext& ctx, int64_t axis, int64_t rank);

@@ -104,12 +104,7 @@ Status NormalizeLastDims(CudaKernelContext& ctx, bool simplified, int bias_input
 Status SkipNorm(CudaKernelContext& ctx, bool simplified) {
   MEMOPT_RETURN_IF_ERROR(RequireFloat(ctx, 0, "input"));
   const DeviceTensor& x = ctx.input(0);
-  std::vector<Tensor> metas(ctx.inputs.size());
-  std::vector<const Tensor*> inputs(ctx.inputs.size(), nullptr);
-  for (size_t i = 0; i < metas.size(); ++i) {
-    if (ctx.inputs[i] != nullptr) inputs[i] = &(metas[i] = ctx.inputs[i]->Meta());
-  }
-  auto plan = norm::DecodeSkipNorm(*ctx.node, inputs, simplified);
+  auto plan = norm::DecodeSkipNorm(*ctx.node, InputMetas(ctx).list(), simplified);
   if (!plan.ok()) return ctx.Error(plan.status().message());
   const DeviceTensor& skip = ctx.input(1);
   const DeviceTensor& gamma = ctx.input(2);
@@ -149,8 +144,8 @@ Status CheckStat(const CudaKernelContext& ctx, int i, const char* what, int64_t 
   const DeviceTensor& t = ctx.input(i);
   if (t.dtype() != DataType::kFloat && t.dtype() != DataType::kDouble) return ctx.UnsupportedType(t.dtype());
   if (t.numel() != rows) {
-    return ctx.Error(std::string(what) + " " + t.Describe() + " must hold one value per row (" +
-                     std::to_string(rows) + " rows)");
+    return ctx.Error(std::string(what) + " " + t.Describe() + " must hold one value per row (" + std::to_string(rows) +
+                     " rows)");
   }
   return Status::Ok();
 }
@@ -217,8 +212,8 @@ Status LayerNormGrad(CudaKernelContext& ctx, LayerNormGradKind kind) {
   a.dbias = want_dbias ? ctx.outputs[2].raw() : nullptr;
   a.rows = v.rows;
   a.cols = v.cols;
-  return Launched(ctx, LaunchLayerNormGrad(*ToElemType(x.dtype()), *ToElemType(scale.dtype()), a,
-                                           scratch.data<float>(), ctx.stream()));
+  return Launched(ctx, LaunchLayerNormGrad(*ToElemType(x.dtype()), *ToElemType(scale.dtype()), a, scratch.data<float>(),
+                                           ctx.stream()));
 }
 
 constexpr const char* kMs = "com.microsoft";

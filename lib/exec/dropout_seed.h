@@ -1,4 +1,4 @@
-// The seed of a Dropout-family node, shared by the CPU reference (kernels/training_dropout.cc) and
+// The seed of a Dropout-family node, shared by the CPU reference (ops/dropout/dropout_cpu.cc) and
 // the CUDA kernels (cuda/kernels/dropout.cc) so that both executors draw the same masks.
 #pragma once
 

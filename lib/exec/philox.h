@@ -82,6 +82,9 @@ MEMOPT_HALF_HD inline float PhiloxUniform(uint32_t word) {
 /// Keep probability used by the mask test `uniform < keep`; computed once per kernel call in float.
 MEMOPT_HALF_HD inline float DropoutKeepProbability(float ratio) { return 1.0f - ratio; }
 
+/// The scale of a kept element, 1 / (1 - ratio), or 0 at ratio 1 (everything dropped).
+MEMOPT_HALF_HD inline double DropoutScale(double ratio) { return ratio >= 1.0 ? 0.0 : 1.0 / (1.0 - ratio); }
+
 /// Whether element `index` is kept (one Philox call per element: for tests and scalar GPU code;
 /// bulk code should use DropoutRandomBlock once per 4 elements).
 MEMOPT_HALF_HD inline bool DropoutKeep(uint64_t seed, uint64_t index, float keep_probability) {

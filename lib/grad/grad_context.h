@@ -200,7 +200,4 @@ void RegisterShapeGradRules(GradRuleMap& r);
 void RegisterReduceGradRules(GradRuleMap& r);
 void RegisterLossGradRules(GradRuleMap& r);
 
-/// Whether a Dropout node may run in training mode (its gradient then needs the mask output).
-bool DropoutMayTrain(const Graph& graph, const Node& node);
-
 }  // namespace memopt::grad

@@ -1,7 +1,7 @@
-// Gradient rules of activations, softmax and dropout, using ORT's com.microsoft gradient ops
+// Gradient rules of activations and softmax, using ORT's com.microsoft gradient ops
 // (ort_training_ops.md §3.1-3.8, 3.14): ReluGrad, LeakyReluGrad, SigmoidGrad, TanhGrad, GeluGrad,
 // FastGeluGrad, BiasGeluGrad_dX, BiasFastGeluGrad_dX, QuickGeluGrad, SoftmaxGrad(_13),
-// LogSoftmaxGrad(_13), DropoutGrad.
+// LogSoftmaxGrad(_13). Dropout's is in ops/dropout/dropout.cc.
 #include "grad/grad_context.h"
 
 namespace memopt::grad {
@@ -80,38 +80,7 @@ Status SoftmaxGrad(NodeGrad& g) {
   return Status::Ok();
 }
 
-/// Dropout: inference (no training_mode input, a constant false one, or opset < 12) is the
-/// identity; training uses DropoutGrad(dY, mask, ratio, training_mode) with the forward mask.
-Status DropoutGrad(NodeGrad& g) {
-  if (g.O(1).empty()) {  // the builder adds the mask whenever training mode is possible
-    g.Emit("Identity", {g.GO(0)}, {g.GI(0)});
-    return Status::Ok();
-  }
-  std::string ratio = g.I(1);
-  if (g.since_version() < 12) {
-    ratio = g.ScalarConst("Ratio", g.Dtype(g.I(0)), g.node().GetFloat("ratio", 0.5f));
-  }
-  std::vector<std::string> inputs = {g.GO(0), g.O(1), ratio};
-  if (!g.I(2).empty()) inputs.push_back(g.I(2));
-  while (!inputs.empty() && inputs.back().empty()) inputs.pop_back();
-  g.Emit("DropoutGrad", inputs, {g.GI(0)}, {}, kMsDomain);
-  return Status::Ok();
-}
-
 }  // namespace
-
-/// Whether a Dropout node may run in training mode (then its gradient needs the mask).
-bool DropoutMayTrain(const Graph& graph, const Node& node) {
-  if (node.domain != "" || node.op_type != "Dropout") return false;
-  if (node.since_version != 0 && node.since_version < 12) return false;
-  if (node.inputs.size() < 3 || node.inputs[2] == kNone) return false;
-  const Value& mode = graph.value(node.inputs[2]);
-  if (mode.known_values && mode.known_values->size() == 1) {
-    auto v = (*mode.known_values)[0].AsInt();
-    if (v && *v == 0) return false;
-  }
-  return true;
-}
 
 void RegisterActivationGradRules(GradRuleMap& r) {
   r[{"", "Relu"}] = {ReluGrad, {}};
@@ -126,7 +95,6 @@ void RegisterActivationGradRules(GradRuleMap& r) {
   r[{kMsDomain, "FastGelu"}] = {FastGeluRule, {}};
   r[{"", "Softmax"}] = {SoftmaxGrad, {}};
   r[{"", "LogSoftmax"}] = {SoftmaxGrad, {}};
-  r[{"", "Dropout"}] = {DropoutGrad, {1, 2}, {{1, "_mask", false, DropoutMayTrain}}};
 }
 
 }  // namespace memopt::grad

@@ -1,5 +1,5 @@
 // Elementwise ops: unary (shape and dtype of the input), broadcasting binary/variadic ops,
-// comparisons and logic (bool), Where, Cast/CastLike, Dropout, quantization, and the
+// comparisons and logic (bool), Where, Cast/CastLike, quantization, and the
 // same-shape activations of com.microsoft (Gelu, FastGelu, QuickGelu, BiasGelu, ...).
 #include "shape/broadcast.h"
 #include "shape/rule_registry.h"
@@ -79,17 +79,6 @@ Status CastLikeRule(InferContext& ctx) {
   return Status::Ok();
 }
 
-/// Dropout: output = data; mask (optional) has data's shape, bool (T before opset 10).
-Status DropoutRule(InferContext& ctx) {
-  ctx.CopyInputToOutput(0, 0);
-  if (ctx.HasOutput(1)) {
-    const DataType mask_type = (ctx.node().domain.empty() && ctx.opset() < 10) ? ctx.InputType(0) : DataType::kBool;
-    const Shape* s = ctx.InputShape(0);
-    ctx.SetOutput(1, mask_type, s ? std::optional<Shape>(*s) : std::nullopt);
-  }
-  return Status::Ok();
-}
-
 /// PRelu: unidirectional broadcast of slope to X, i.e. X's shape in a valid model.
 Status PReluRule(InferContext& ctx) {
   ctx.SetOutput(0, ctx.InputType(0), BroadcastInputs(ctx, {0, 1}));
@@ -120,28 +109,6 @@ Status DynamicQuantizeLinearRule(InferContext& ctx) {
   ctx.SetOutput(0, DataType::kUint8, s ? std::optional<Shape>(*s) : std::nullopt);
   ctx.SetOutput(1, DataType::kFloat, Shape{});
   ctx.SetOutput(2, DataType::kUint8, Shape{});
-  return Status::Ok();
-}
-
-/// BiasDropout / BitmaskBiasDropout / BitmaskDropout (ms): output = data; mask = bool data shape
-/// or, for the bitmask variants, uint32 [ceil(numel / 32)].
-Status BiasDropoutRule(InferContext& ctx) {
-  ctx.CopyInputToOutput(0, 0);
-  if (!ctx.HasOutput(1)) return Status::Ok();
-  const Shape* s = ctx.InputShape(0);
-  ctx.SetOutput(1, DataType::kBool, s ? std::optional<Shape>(*s) : std::nullopt);
-  return Status::Ok();
-}
-
-Status BitmaskDropoutRule(InferContext& ctx) {
-  ctx.CopyInputToOutput(0, 0);
-  if (!ctx.HasOutput(1)) return Status::Ok();
-  const Shape* s = ctx.InputShape(0);
-  if (s == nullptr) {
-    ctx.SetOutput(1, DataType::kUint32, ctx.FreshShape(1, 1, "bitmask length needs the data shape"));
-    return Status::Ok();
-  }
-  ctx.SetOutput(1, DataType::kUint32, Shape{SymExpr::CeilDiv(NumElements(*s), SymExpr(32))});
   return Status::Ok();
 }
 
@@ -182,16 +149,12 @@ void RegisterElementwiseRules(RuleRegistry& r) {
   r.Add("", "CastLike", CastLikeRule);
   r.Add("", "BitCast", CastRule);  // same shape, element type `to` (equal element sizes)
   for (const char* op : {"MemcpyFromHost", "MemcpyToHost"}) r.Add("", op, SameAsInput);  // ORT's device copies
-  r.Add("", "Dropout", DropoutRule);
   r.Add("", "PRelu", PReluRule);
   r.Add("", "QuantizeLinear", QuantizeLinearRule);
   r.Add("", "DequantizeLinear", DequantizeLinearRule);
   r.Add("", "DynamicQuantizeLinear", DynamicQuantizeLinearRule);
 
   for (const char* op : kMsUnarySameOps) r.Add(kMsDomain, op, SameAsInput);
-  r.Add(kMsDomain, "BiasDropout", BiasDropoutRule);
-  r.Add(kMsDomain, "BitmaskDropout", BitmaskDropoutRule);
-  r.Add(kMsDomain, "BitmaskBiasDropout", BitmaskDropoutRule);
   r.Add(kMsDomain, "IsFinite", SameShapeBool);
   r.Add(kMsDomain, "IsAllFinite", BoolScalar);
 }

@@ -186,7 +186,7 @@ Status BroadcastGradientArgsRule(InferContext& ctx) {
 constexpr const char* kSameAsDyOps[] = {
     "GeluGrad", "FastGeluGrad", "BiasGeluGrad_dX", "BiasFastGeluGrad_dX", "QuickGeluGrad", "ReluGrad",
     "SigmoidGrad", "TanhGrad", "LeakyReluGrad", "SoftmaxGrad", "SoftmaxGrad_13", "LogSoftmaxGrad",
-    "LogSoftmaxGrad_13", "DropoutGrad", "BitmaskDropoutGrad", "SoftmaxDropoutGrad", "FakeQuantGrad",
+    "LogSoftmaxGrad_13", "SoftmaxDropoutGrad", "FakeQuantGrad",
     "GeluGradient",
 };
 

@@ -1,6 +1,5 @@
 // Clip (attribute form before opset 11, optional min/max inputs from 11) and Identity.
-// ONNX Dropout is registered by the training kernels (training_dropout.cc), which handle both the
-// inference form (output = input, mask all true) and training mode.
+// ONNX Dropout, inference form included, is in ops/dropout.
 
 // The build uses -O2, whose "very cheap" vectorizer cost model skips loops with a runtime trip
 // count; the elementwise loops here are meant to be vectorized, so use the dynamic model.

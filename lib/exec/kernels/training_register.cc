@@ -9,7 +9,6 @@ void RegisterTrainingKernels(KernelRegistry& r) {
   training::RegisterActivationKernels(r);
   training::RegisterSoftmaxGradKernels(r);
   training::RegisterNormGradKernels(r);
-  training::RegisterDropoutKernels(r);
   training::RegisterLossGradKernels(r);
   training::RegisterShapeGradKernels(r);
   training::RegisterPoolGradKernels(r);

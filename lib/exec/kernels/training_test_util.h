@@ -84,12 +84,7 @@ struct KernelCall {
   /// Runs the kernel; outputs on success.
   Expected<std::vector<Tensor>> Run(uint64_t run_seed = 0, const Graph* graph = nullptr,
                                     const KernelRegistry* registry = nullptr) const {
-    static const KernelRegistry training = [] {
-      KernelRegistry r;
-      RegisterTrainingKernels(r);
-      return r;
-    }();
-    const KernelRegistry& reg = registry != nullptr ? *registry : training;
+    const KernelRegistry& reg = registry != nullptr ? *registry : KernelRegistry::Cpu();
     const KernelInfo* info = reg.Find(node.domain, node.op_type);
     if (info == nullptr) return Unsupported("no kernel for " + node.domain + "::" + node.op_type);
     KernelContext ctx;
@@ -104,9 +99,7 @@ struct KernelCall {
   }
   /// KernelInfo::is_random for this call (false when the op has no predicate).
   bool IsRandom() const {
-    KernelRegistry r;
-    RegisterTrainingKernels(r);
-    const KernelInfo* info = r.Find(node.domain, node.op_type);
+    const KernelInfo* info = KernelRegistry::Cpu().Find(node.domain, node.op_type);
     if (info == nullptr || info->is_random == nullptr) return false;
     KernelContext ctx;
     ctx.node = &node;

@@ -11,6 +11,7 @@
 
 #include "util/half.h"
 #include "exec/kernel.h"
+#include "exec/philox.h"
 #include "exec/tensor.h"
 #include "util/status.h"
 
@@ -22,7 +23,6 @@ inline constexpr const char* kMsDomain = "com.microsoft";
 void RegisterActivationKernels(KernelRegistry& r);  // training_activations_grad.cc
 void RegisterSoftmaxGradKernels(KernelRegistry& r);  // training_softmax_grad.cc
 void RegisterNormGradKernels(KernelRegistry& r);     // training_norm_grad.cc
-void RegisterDropoutKernels(KernelRegistry& r);      // training_dropout.cc
 void RegisterLossGradKernels(KernelRegistry& r);     // training_loss_grad.cc
 void RegisterShapeGradKernels(KernelRegistry& r);    // training_shape_grad.cc
 void RegisterPoolGradKernels(KernelRegistry& r);     // training_pool_grad.cc
@@ -202,7 +202,5 @@ uint64_t DropoutSeed(const KernelContext& ctx);
 void FillDropoutMask(uint64_t seed, float ratio, int64_t n, uint8_t* keep);
 /// Dropout ratio input i (default 0.5); an error unless 0 <= ratio <= 1.
 Expected<float> ReadDropoutRatio(const KernelContext& ctx, int i);
-/// 1/(1-ratio), or 0 when ratio == 1 (everything dropped).
-inline double DropoutScale(double ratio) { return ratio >= 1.0 ? 0.0 : 1.0 / (1.0 - ratio); }
 
 }  // namespace memopt::training

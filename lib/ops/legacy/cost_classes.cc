@@ -64,9 +64,7 @@ MEMOPT_OPS(legacy, cost_classes) {
                               "BiasGeluGrad_dX", "GroupNorm", "InstanceNormalization", "BatchNormalization"}) {
     ops.SetCostForOpType(op, {CostKind::kElementwise, 8});
   }
-  for (std::string_view op : {"Dropout", "BiasDropout", "BitmaskDropout", "BitmaskBiasDropout", "BiasSoftmaxDropout"}) {
-    ops.SetCostForOpType(op, {CostKind::kElementwise, 3});
-  }
+  ops.SetCostForOpType("BiasSoftmaxDropout", {CostKind::kElementwise, 3});
   for (std::string_view op :
        {"Transpose", "Cast",     "Expand",          "Tile",         "Concat",    "ConcatTraining",
         "Slice",     "Gather",   "GatherElements",  "GatherND",     "Split",     "SplitTraining",

@@ -3,11 +3,10 @@
 // draw numpy random numbers in the reference, so they must be flagged random by
 // KernelInfo::is_random (the conformance runner then reports them as skipped) and are checked for
 // mask consistency instead: y == x * mask / (1 - ratio).
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
 #include <map>
-
-#include <catch2/catch.hpp>
 
 #include "exec/executor.h"
 #include "exec/tensor_io.h"

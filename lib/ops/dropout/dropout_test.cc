@@ -1,9 +1,8 @@
 // Dropout family: mask consistency (output == data * mask / (1 - ratio)), determinism for a seed,
 // the bit-packed layout, inference mode, and the gradients. ORT's masks come from another
 // generator, so masks are checked for consistency rather than against ORT.
-#include <cmath>
-
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "exec/kernels/training_test_util.h"
 #include "exec/philox.h"
@@ -44,7 +43,8 @@ TEST_CASE("Dropout output is data * mask / (1 - ratio) and the mask keeps about 
     CHECK(std::abs(kept - n * (1 - ratio)) < 5 * sigma);
     // The mask is the documented Philox stream of the seed attribute.
     for (int64_t i = 0; i < n; i += 97) {
-      CHECK((m[i] != 0) == DropoutKeep(1234, static_cast<uint64_t>(i), DropoutKeepProbability(static_cast<float>(ratio))));
+      CHECK((m[i] != 0) ==
+            DropoutKeep(1234, static_cast<uint64_t>(i), DropoutKeepProbability(static_cast<float>(ratio))));
     }
   }
 }
