@@ -7,19 +7,15 @@
 #include <initializer_list>
 
 #include "exec/math/host_device.h"
-#include "util/half.h"
-
 #include "launch.h"
+#include "util/element.h"
+#include "util/half.h"
 
 namespace memopt::cuda {
 
-/// Storage of float16/bfloat16 elements: their 16-bit patterns, as in the CPU Tensor.
-struct F16 {
-  uint16_t bits;
-};
-struct BF16 {
-  uint16_t bits;
-};
+/// Storage of float16/bfloat16 elements: their 16-bit patterns, the CPU kernels' types.
+using F16 = Half;
+using BF16 = BFloat16;
 
 template <typename T>
 struct Elem {  // float, double, int32, int64, bool: the value itself
@@ -49,8 +45,8 @@ inline unsigned BlocksFor(int64_t n) {
 
 #define MEMOPT_GRID_STRIDE(i, n) MEMOPT_GRID_STRIDE_FROM(i, 0, n)
 /// The grid-stride loop over [begin, n): the scalar tail after the packed kernels below.
-#define MEMOPT_GRID_STRIDE_FROM(i, begin, n)                                                            \
-  for (int64_t i = (begin) + static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);    \
+#define MEMOPT_GRID_STRIDE_FROM(i, begin, n)                                                       \
+  for (int64_t i = (begin) + static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(blockDim.x) * gridDim.x)
 
 /// Elements of T in one 16-byte access (8 float16/bfloat16, 4 float): the packed elementwise

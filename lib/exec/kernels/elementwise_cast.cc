@@ -1,6 +1,6 @@
-// Cast, CastLike and BitCast. Cast/CastLike convert between every numeric type, bool and the 8-bit float formats (float8 E4M3FN,
-// E4M3FNUZ, E5M2, E5M2FNUZ; `saturate` applies to those only), plus float4 E2M1, int4 and uint4
-// held one element per byte (int4 sign-extended, float4 as its 4-bit code).
+// Cast, CastLike and BitCast. Cast/CastLike convert between every numeric type, bool and the 8-bit float formats
+// (float8 E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ; `saturate` applies to those only), plus float4 E2M1, int4 and uint4 held
+// one element per byte (int4 sign-extended, float4 as its 4-bit code).
 //
 // Float -> integer truncates toward zero and wraps to the target width like a C cast through
 // int64 (so -9.0 -> int4 gives 7, as the ONNX tests expect); NaN gives 0 and values beyond int64
@@ -37,12 +37,18 @@ struct MiniFloat {
 
 std::optional<MiniFloat> MiniFormat(DataType t) {
   switch (t) {
-    case DataType::kFloat8E4M3FN: return MiniFloat{4, 3, 7, MiniFloat::kFn};
-    case DataType::kFloat8E4M3FNUZ: return MiniFloat{4, 3, 8, MiniFloat::kFnuz};
-    case DataType::kFloat8E5M2: return MiniFloat{5, 2, 15, MiniFloat::kIeee};
-    case DataType::kFloat8E5M2FNUZ: return MiniFloat{5, 2, 16, MiniFloat::kFnuz};
-    case DataType::kFloat4E2M1: return MiniFloat{2, 1, 1, MiniFloat::kNone};
-    default: return std::nullopt;
+    case DataType::kFloat8E4M3FN:
+      return MiniFloat{4, 3, 7, MiniFloat::kFn};
+    case DataType::kFloat8E4M3FNUZ:
+      return MiniFloat{4, 3, 8, MiniFloat::kFnuz};
+    case DataType::kFloat8E5M2:
+      return MiniFloat{5, 2, 15, MiniFloat::kIeee};
+    case DataType::kFloat8E5M2FNUZ:
+      return MiniFloat{5, 2, 16, MiniFloat::kFnuz};
+    case DataType::kFloat4E2M1:
+      return MiniFloat{2, 1, 1, MiniFloat::kNone};
+    default:
+      return std::nullopt;
   }
 }
 
@@ -84,10 +90,14 @@ uint8_t EncodeMini(const MiniFloat& f, float x, bool saturate) {
   const uint8_t max_code = max_pair.second;
   const auto nan_code = [&]() -> uint8_t {
     switch (f.special) {
-      case MiniFloat::kFn: return static_cast<uint8_t>(sign | all_ones);
-      case MiniFloat::kIeee: return static_cast<uint8_t>(sign | (all_ones - 1));  // quiet NaN, as ml_dtypes
-      case MiniFloat::kFnuz: return 0x80;
-      case MiniFloat::kNone: return static_cast<uint8_t>(sign ? 0 : (1u << sign_shift));  // as ml_dtypes does
+      case MiniFloat::kFn:
+        return static_cast<uint8_t>(sign | all_ones);
+      case MiniFloat::kIeee:
+        return static_cast<uint8_t>(sign | (all_ones - 1));  // quiet NaN, as ml_dtypes
+      case MiniFloat::kFnuz:
+        return 0x80;
+      case MiniFloat::kNone:
+        return static_cast<uint8_t>(sign ? 0 : (1u << sign_shift));  // as ml_dtypes does
     }
     return 0;
   };
@@ -122,46 +132,7 @@ uint8_t EncodeMini(const MiniFloat& f, float x, bool saturate) {
 // ---------------------------------------------------------------------------------------------
 // Scalar conversions.
 
-/// Float -> integer D: truncate, wrap through int64 (uint64 keeps its upper range), NaN -> 0,
-/// beyond int64 saturate.
-template <typename D>
-D FloatToInt(double v) {
-  if (std::isnan(v)) return D(0);
-  const double t = std::trunc(v);
-  if (t >= -9223372036854775808.0 && t < 9223372036854775808.0) {
-    return static_cast<D>(static_cast<int64_t>(t));
-  }
-  if constexpr (std::is_same_v<D, uint64_t>) {
-    if (t >= 0 && t < 18446744073709551616.0) return static_cast<uint64_t>(t);
-  }
-  return t < 0 ? std::numeric_limits<D>::lowest() : std::numeric_limits<D>::max();
-}
-
-template <typename T>
-constexpr bool kIsFloatStorage = std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                                 std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
-
-template <typename D, typename S>
-D Convert(S v) {
-  if constexpr (kIsFloatStorage<S>) {
-    const auto f = Load(v);
-    if constexpr (kIsFloatStorage<D>) {
-      return StoreAs<D>(f);
-    } else if constexpr (std::is_same_v<D, bool>) {
-      return f != 0;
-    } else {
-      return FloatToInt<D>(static_cast<double>(f));
-    }
-  } else if constexpr (std::is_same_v<D, bool>) {
-    return v != S(0);
-  } else {
-    return StoreAs<D>(v);  // int -> float / int -> int (wraps), bool -> 0/1
-  }
-}
-
-bool IsSubByteOrMini(DataType t) {
-  return MiniFormat(t).has_value() || t == DataType::kInt4 || t == DataType::kUint4;
-}
+bool IsSubByteOrMini(DataType t) { return MiniFormat(t).has_value() || t == DataType::kInt4 || t == DataType::kUint4; }
 
 /// Element i of a tensor as float (any numeric type, the mini formats, int4/uint4, bool).
 std::vector<float> DecodeAsFloat(const Tensor& in) {
@@ -202,7 +173,7 @@ Status EncodeFromFloat(const std::vector<float>& values, bool saturate, Tensor& 
   return DispatchAll(out.dtype(), [&](auto tag) {
     using D = typename decltype(tag)::type;
     D* p = out.data<D>();
-    for (int64_t i = 0; i < n; ++i) p[i] = Convert<D>(values[i]);
+    for (int64_t i = 0; i < n; ++i) p[i] = ConvertElement<D>(values[i]);
   });
 }
 
@@ -230,7 +201,7 @@ Status CastTensor(const KernelContext& ctx, const Tensor& in, DataType to, bool 
       using D = typename decltype(dst_tag)::type;
       D* dst = out.data<D>();
       ParallelFor(n, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) dst[i] = Convert<D>(src[i]);
+        for (int64_t i = begin; i < end; ++i) dst[i] = ConvertElement<D>(src[i]);
       });
     });
   });

@@ -20,9 +20,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "util/half.h"
 #include "exec/tensor.h"
 #include "ir/dtype.h"
+#include "util/element.h"
 #include "util/status.h"
 
 namespace memopt {
@@ -30,71 +30,37 @@ namespace memopt {
 // ---------------------------------------------------------------------------------------------
 // Element types.
 
-/// Storage types of the 16-bit float formats (the bit pattern; 2 bytes, trivially copyable).
-struct Half {
-  uint16_t bits;
-};
-struct BFloat16 {
-  uint16_t bits;
-};
-
-/// The C++ type used for arithmetic on storage type T: float for float/Half/BFloat16, double for
-/// double, T itself for integers and bool.
-template <typename T>
-struct ComputeTypeOf {
-  using type = T;
-};
-template <>
-struct ComputeTypeOf<Half> {
-  using type = float;
-};
-template <>
-struct ComputeTypeOf<BFloat16> {
-  using type = float;
-};
-template <typename T>
-using ComputeType = typename ComputeTypeOf<T>::type;
-
-/// Storage value -> compute value.
-inline float Load(Half v) { return Float16ToFloat(v.bits); }
-inline float Load(BFloat16 v) { return Bfloat16ToFloat(v.bits); }
-template <typename T>
-inline T Load(T v) {
-  return v;
-}
-
-/// Any arithmetic value -> storage type T (rounding to nearest even for the 16-bit floats;
-/// C++ conversion rules otherwise, with bool = (v != 0)).
-template <typename T, typename V>
-inline T StoreAs(V v) {
-  if constexpr (std::is_same_v<T, Half>) {
-    return Half{FloatToFloat16(static_cast<float>(v))};
-  } else if constexpr (std::is_same_v<T, BFloat16>) {
-    return BFloat16{FloatToBfloat16(static_cast<float>(v))};
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return v != V(0);
-  } else {
-    return static_cast<T>(v);
-  }
-}
-
 /// The DataType of storage type T.
 template <typename T>
 constexpr DataType DataTypeOf() {
-  if constexpr (std::is_same_v<T, float>) return DataType::kFloat;
-  else if constexpr (std::is_same_v<T, double>) return DataType::kDouble;
-  else if constexpr (std::is_same_v<T, Half>) return DataType::kFloat16;
-  else if constexpr (std::is_same_v<T, BFloat16>) return DataType::kBfloat16;
-  else if constexpr (std::is_same_v<T, int8_t>) return DataType::kInt8;
-  else if constexpr (std::is_same_v<T, uint8_t>) return DataType::kUint8;
-  else if constexpr (std::is_same_v<T, int16_t>) return DataType::kInt16;
-  else if constexpr (std::is_same_v<T, uint16_t>) return DataType::kUint16;
-  else if constexpr (std::is_same_v<T, int32_t>) return DataType::kInt32;
-  else if constexpr (std::is_same_v<T, uint32_t>) return DataType::kUint32;
-  else if constexpr (std::is_same_v<T, int64_t>) return DataType::kInt64;
-  else if constexpr (std::is_same_v<T, uint64_t>) return DataType::kUint64;
-  else if constexpr (std::is_same_v<T, bool>) return DataType::kBool;
-  else return DataType::kUndefined;
+  if constexpr (std::is_same_v<T, float>)
+    return DataType::kFloat;
+  else if constexpr (std::is_same_v<T, double>)
+    return DataType::kDouble;
+  else if constexpr (std::is_same_v<T, Half>)
+    return DataType::kFloat16;
+  else if constexpr (std::is_same_v<T, BFloat16>)
+    return DataType::kBfloat16;
+  else if constexpr (std::is_same_v<T, int8_t>)
+    return DataType::kInt8;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return DataType::kUint8;
+  else if constexpr (std::is_same_v<T, int16_t>)
+    return DataType::kInt16;
+  else if constexpr (std::is_same_v<T, uint16_t>)
+    return DataType::kUint16;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return DataType::kInt32;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    return DataType::kUint32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return DataType::kInt64;
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    return DataType::kUint64;
+  else if constexpr (std::is_same_v<T, bool>)
+    return DataType::kBool;
+  else
+    return DataType::kUndefined;
 }
 
 template <typename T>
@@ -350,8 +316,7 @@ void BroadcastBinary(const A* a, const std::vector<int64_t>& a_shape, const B* b
   }
   std::vector<std::vector<int64_t>> strides = {BroadcastStrides(a_shape, out_shape),
                                                BroadcastStrides(b_shape, out_shape)};
-  ForEachIndexed(out_shape, strides,
-                 [&](int64_t i, const int64_t* off) { out[i] = f(a[off[0]], b[off[1]]); });
+  ForEachIndexed(out_shape, strides, [&](int64_t i, const int64_t* off) { out[i] = f(a[off[0]], b[off[1]]); });
 }
 
 }  // namespace memopt
