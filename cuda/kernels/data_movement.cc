@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "cuda_kernel.h"
+#include "data_movement_launch.h"
+#include "elem_type.h"
 #include "exec/kernels/concat_shape.h"
 #include "exec/kernels/slice_region.h"
 #include "exec/kernels/split_sizes.h"
-#include "data_movement_launch.h"
-#include "elem_type.h"
 #include "kernel_util.h"
 
 namespace memopt::cuda {
@@ -119,8 +119,8 @@ Status CopyStrided(const CudaKernelContext& ctx, DataType t, const void* src, in
     s.src_strides[k] = strides[0][k];
     s.dst_strides[k] = strides[1][k];
   }
-  return Launched(ctx, LaunchStridedCopy(static_cast<int>(ElemByteSize(t)), src, src_off, dst, dst_off, s,
-                                         ctx.stream()));
+  return Launched(ctx,
+                  LaunchStridedCopy(static_cast<int>(ElemByteSize(t)), src, src_off, dst, dst_off, s, ctx.stream()));
 }
 
 Status Transpose(CudaKernelContext& ctx) {
@@ -229,56 +229,21 @@ Status Expand(CudaKernelContext& ctx) {
                      Strides(*out_shape), *out_shape);
 }
 
-/// Starts/ends/axes/steps of Slice or SliceGrad applied to `shape` (the CPU's checks and
-/// clamping: exec/kernels/slice_region.h).
-Status SliceRegion(const CudaKernelContext& ctx, const std::vector<int64_t>& shape, std::vector<int64_t> starts,
-                   std::vector<int64_t> ends, std::vector<int64_t> axes, std::vector<int64_t> steps,
-                   std::vector<SliceAxis>& region) {
-  auto resolved = ResolveSliceRegion(shape, starts, ends, std::move(axes), std::move(steps));
-  if (!resolved.ok()) return ctx.Error(resolved.status().message());
-  region = std::move(resolved).value();
-  return Status::Ok();
-}
-
-/// The region's strides and offset into a tensor of `shape`.
-void RegionAddress(const std::vector<int64_t>& shape, const std::vector<SliceAxis>& region, int64_t& offset,
-                   std::vector<int64_t>& strides, std::vector<int64_t>& counts) {
-  strides = Strides(shape);
-  offset = 0;
-  counts.clear();
-  for (size_t d = 0; d < shape.size(); ++d) {
-    offset += region[d].first * strides[d];
-    strides[d] *= region[d].step;
-    counts.push_back(region[d].len);
-  }
+/// The CUDA reader of the slice decodes' integer inputs (exec/kernels/slice_region.h).
+IntListReader DeviceInts(const CudaKernelContext& ctx) {
+  return [&ctx](int i) { return ctx.input(i).ToInt64Vector(); };
 }
 
 Status Slice(CudaKernelContext& ctx) {
   MEMOPT_RETURN_IF_ERROR(RequireInput(ctx, 0, "data"));
   const DeviceTensor& x = ctx.input(0);
   MEMOPT_RETURN_IF_ERROR(RequireCopyable(ctx, x.dtype()));
-  std::vector<int64_t> starts, ends, axes, steps;
-  if (ctx.node->since_version != 0 && ctx.node->since_version < 10 && !ctx.has_input(1)) {
-    starts = ctx.node->GetInts("starts");
-    ends = ctx.node->GetInts("ends");
-    axes = ctx.node->GetInts("axes");
-  } else {
-    MEMOPT_ASSIGN_OR_RETURN(starts, ReadInts(ctx, 1, "starts"));
-    MEMOPT_ASSIGN_OR_RETURN(ends, ReadInts(ctx, 2, "ends"));
-    if (ctx.has_input(3)) {
-      MEMOPT_ASSIGN_OR_RETURN(axes, ReadInts(ctx, 3, "axes"));
-    }
-    if (ctx.has_input(4)) {
-      MEMOPT_ASSIGN_OR_RETURN(steps, ReadInts(ctx, 4, "steps"));
-    }
-  }
-  std::vector<SliceAxis> region;
-  MEMOPT_RETURN_IF_ERROR(SliceRegion(ctx, x.shape(), starts, ends, axes, steps, region));
-  int64_t offset = 0;
-  std::vector<int64_t> src_strides, shape;
-  RegionAddress(x.shape(), region, offset, src_strides, shape);
-  MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, x.dtype(), shape));
-  return CopyStrided(ctx, x.dtype(), x.raw(), offset, src_strides, ctx.outputs[0].raw(), 0, Strides(shape), shape);
+  auto region = DecodeSlice(*ctx.node, x.shape(), InputMetas(ctx).list(), DeviceInts(ctx));
+  if (!region.ok()) return ctx.Error(region.status().message());
+  const SliceAddress a = AddressOf(x.shape(), *region);
+  MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, x.dtype(), a.counts));
+  return CopyStrided(ctx, x.dtype(), x.raw(), a.offset, a.strides, ctx.outputs[0].raw(), 0, Strides(a.counts),
+                     a.counts);
 }
 
 Status SliceGrad(CudaKernelContext& ctx) {
@@ -286,35 +251,18 @@ Status SliceGrad(CudaKernelContext& ctx) {
   const DeviceTensor& dy = ctx.input(0);
   MEMOPT_RETURN_IF_ERROR(RequireCopyable(ctx, dy.dtype()));
   MEMOPT_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ReadShape(ctx, 1, "shape"));
-  std::vector<int64_t> starts, ends, axes, steps;
-  MEMOPT_ASSIGN_OR_RETURN(starts, ReadInts(ctx, 2, "starts"));
-  MEMOPT_ASSIGN_OR_RETURN(ends, ReadInts(ctx, 3, "ends"));
-  if (ctx.has_input(4)) {
-    MEMOPT_ASSIGN_OR_RETURN(axes, ReadInts(ctx, 4, "axes"));
-  }
-  if (ctx.has_input(5)) {
-    MEMOPT_ASSIGN_OR_RETURN(steps, ReadInts(ctx, 5, "steps"));
-  }
-  if (ctx.has_input(4) && axes.size() != starts.size()) {
-    return ctx.Error("starts, ends, axes and steps must have the same length");
-  }
-  if (ctx.has_input(5) && steps.size() != starts.size()) {
-    return ctx.Error("starts, ends, axes and steps must have the same length");
-  }
-  std::vector<SliceAxis> region;
-  MEMOPT_RETURN_IF_ERROR(SliceRegion(ctx, shape, starts, ends, axes, steps, region));
-  int64_t offset = 0;
-  std::vector<int64_t> dst_strides, counts;
-  RegionAddress(shape, region, offset, dst_strides, counts);
-  if (NumElements(counts) != dy.numel()) {
-    return ctx.Error("dY " + dy.Describe() + " does not match the slice " + ListText(counts) + " of shape " +
+  auto region = DecodeSliceGrad(shape, InputMetas(ctx).list(), DeviceInts(ctx));
+  if (!region.ok()) return ctx.Error(region.status().message());
+  const SliceAddress a = AddressOf(shape, *region);
+  if (NumElements(a.counts) != dy.numel()) {
+    return ctx.Error("dY " + dy.Describe() + " does not match the slice " + ListText(a.counts) + " of shape " +
                      ListText(shape));
   }
   MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, dy.dtype(), shape));
   DeviceTensor& dx = ctx.outputs[0];
   if (dx.bytes() == 0) return Status::Ok();
   MEMOPT_RETURN_IF_ERROR(Launched(ctx, cudaMemsetAsync(dx.raw(), 0, static_cast<size_t>(dx.bytes()), ctx.stream())));
-  return CopyStrided(ctx, dy.dtype(), dy.raw(), 0, Strides(counts), dx.raw(), offset, dst_strides, counts);
+  return CopyStrided(ctx, dy.dtype(), dy.raw(), 0, Strides(a.counts), dx.raw(), a.offset, a.strides, a.counts);
 }
 
 constexpr const char* kMs = "com.microsoft";

@@ -11,41 +11,11 @@ namespace {
 
 Status SliceKernel(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
-  const int64_t r = x.rank();
-  std::vector<int64_t> starts, ends, axes, steps;
-  if (ctx.node->since_version != 0 && ctx.node->since_version < 10 && !ctx.has_input(1)) {
-    starts = ctx.node->GetInts("starts");
-    ends = ctx.node->GetInts("ends");
-    axes = ctx.node->GetInts("axes");
-  } else {
-    MEMOPT_ASSIGN_OR_RETURN(starts, ReadIntInput(ctx, 1, "starts"));
-    MEMOPT_ASSIGN_OR_RETURN(ends, ReadIntInput(ctx, 2, "ends"));
-    if (ctx.has_input(3)) {
-      MEMOPT_ASSIGN_OR_RETURN(axes, ReadIntInput(ctx, 3, "axes"));
-    }
-    if (ctx.has_input(4)) {
-      MEMOPT_ASSIGN_OR_RETURN(steps, ReadIntInput(ctx, 4, "steps"));
-    }
-  }
-  auto region = ResolveSliceRegion(x.shape(), starts, ends, std::move(axes), std::move(steps));
+  auto region = DecodeSlice(*ctx.node, x.shape(), ctx.inputs, [&ctx](int i) { return ctx.input(i).ToInt64Vector(); });
   if (!region.ok()) return ctx.Error(region.status().message());
-  std::vector<int64_t> begin(static_cast<size_t>(r)), step(static_cast<size_t>(r)), shape(static_cast<size_t>(r));
-  for (int64_t d = 0; d < r; ++d) {
-    begin[d] = (*region)[d].first;
-    step[d] = (*region)[d].step;
-    shape[d] = (*region)[d].len;
-  }
-  const std::vector<int64_t> in_strides = Strides(x.shape());
-  int64_t offset = 0;
-  std::vector<int64_t> src_strides(static_cast<size_t>(r));
-  bool empty = false;
-  for (int64_t d = 0; d < r; ++d) {
-    empty = empty || shape[d] == 0;
-    src_strides[d] = in_strides[d] * step[d];
-  }
-  for (int64_t d = 0; d < r && !empty; ++d) offset += begin[d] * in_strides[d];
-  Tensor out = NewTensor(x.dtype(), shape);
-  if (!empty) StridedCopy(x, offset, src_strides, out, 0, Strides(shape), shape);
+  const SliceAddress a = AddressOf(x.shape(), *region);
+  Tensor out = NewTensor(x.dtype(), a.counts);
+  if (out.numel() > 0) StridedCopy(x, a.offset, a.strides, out, 0, Strides(a.counts), a.counts);
   ctx.outputs[0] = std::move(out);
   return Status::Ok();
 }

@@ -54,7 +54,8 @@ Status DivGradKernel(KernelContext& ctx) {
     FloatIn<C> g(dy);
     FloatIn<C> av(a);
     FloatIn<C> bv(b);
-    std::vector<double> da(want_a ? static_cast<size_t>(a.numel()) : 0), db(want_b ? static_cast<size_t>(b.numel()) : 0);
+    std::vector<double> da(want_a ? static_cast<size_t>(a.numel()) : 0),
+        db(want_b ? static_cast<size_t>(b.numel()) : 0);
     const std::vector<std::vector<int64_t>> strides = {BroadcastStrides(a.shape(), dy.shape()),
                                                        BroadcastStrides(b.shape(), dy.shape())};
     ForEachIndexed(dy.shape(), strides, [&](int64_t i, const int64_t* off) {
@@ -206,8 +207,8 @@ Status GatherNDGradKernel(KernelContext& ctx) {
   const int64_t slice = ShapeProduct(shape, batch_dims + k, rank);
   const int64_t batch_stride = ShapeProduct(shape, batch_dims, rank);
   if (ShapeProduct(indices.shape(), 0, batch_dims) != batches || update.numel() != batches * per_batch * slice) {
-    return ctx.Error("update " + update.Describe() + " does not match indices " + indices.Describe() +
-                     " into shape " + ShapeToString(shape));
+    return ctx.Error("update " + update.Describe() + " does not match indices " + indices.Describe() + " into shape " +
+                     ShapeToString(shape));
   }
   const std::vector<int64_t> idx = ReadIndices(indices);
   const std::vector<int64_t> strides = Strides(shape);
@@ -241,47 +242,21 @@ Status GatherNDGradKernel(KernelContext& ctx) {
 Status SliceGradKernel(KernelContext& ctx) {
   MEMOPT_RETURN_IF_ERROR(RequireInput(ctx, 0, "dY"));
   MEMOPT_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ReadShapeInput(ctx, 1, "shape"));
-  MEMOPT_RETURN_IF_ERROR(RequireInput(ctx, 2, "starts"));
-  MEMOPT_RETURN_IF_ERROR(RequireInput(ctx, 3, "ends"));
   const Tensor& dy = ctx.input(0);
-  const int64_t rank = static_cast<int64_t>(shape.size());
-  const std::vector<int64_t> starts = ReadIndices(ctx.input(2)), ends = ReadIndices(ctx.input(3));
-  std::vector<int64_t> axes, steps;
-  if (ctx.has_input(4)) {
-    axes = ReadIndices(ctx.input(4));
-    if (axes.size() != starts.size()) return ctx.Error("starts, ends, axes and steps must have the same length");
-  }
-  if (ctx.has_input(5)) {
-    steps = ReadIndices(ctx.input(5));
-    if (steps.size() != starts.size()) return ctx.Error("starts, ends, axes and steps must have the same length");
-  }
-  // Slice's region (slice_region.h), written into instead of read from.
-  auto region = ResolveSliceRegion(shape, starts, ends, std::move(axes), std::move(steps));
+  auto region = DecodeSliceGrad(shape, ctx.inputs, [&ctx](int i) { return ctx.input(i).ToInt64Vector(); });
   if (!region.ok()) return ctx.Error(region.status().message());
-  std::vector<int64_t> first(static_cast<size_t>(rank)), step(static_cast<size_t>(rank)), count(static_cast<size_t>(rank));
-  for (int64_t d = 0; d < rank; ++d) {
-    first[d] = (*region)[d].first;
-    step[d] = (*region)[d].step;
-    count[d] = (*region)[d].len;
-  }
-  if (NumElements(count) != dy.numel()) {
-    return ctx.Error("dY " + dy.Describe() + " does not match the slice " + ShapeToString(count) + " of shape " +
+  const SliceAddress a = AddressOf(shape, *region);
+  if (NumElements(a.counts) != dy.numel()) {
+    return ctx.Error("dY " + dy.Describe() + " does not match the slice " + ShapeToString(a.counts) + " of shape " +
                      ShapeToString(shape));
   }
   ctx.outputs[0] = Tensor(dy.dtype(), shape);
   if (dy.numel() == 0) return Status::Ok();
-  const std::vector<int64_t> strides = Strides(shape);
-  int64_t base = 0;
-  std::vector<int64_t> src_strides(static_cast<size_t>(rank));
-  for (int64_t d = 0; d < rank; ++d) {
-    base += first[static_cast<size_t>(d)] * strides[static_cast<size_t>(d)];
-    src_strides[static_cast<size_t>(d)] = step[static_cast<size_t>(d)] * strides[static_cast<size_t>(d)];
-  }
   Status st = DispatchBySize(dy.dtype(), [&](auto tag) {
     using U = typename decltype(tag)::type;
     const U* src = static_cast<const U*>(dy.raw());
     U* dst = static_cast<U*>(ctx.outputs[0].raw());
-    ForEachIndexed(count, {src_strides}, [&](int64_t i, const int64_t* off) { dst[base + off[0]] = src[i]; });
+    ForEachIndexed(a.counts, {a.strides}, [&](int64_t i, const int64_t* off) { dst[a.offset + off[0]] = src[i]; });
   });
   if (!st.ok()) return ctx.Error("SliceGrad: " + st.message());
   return Status::Ok();
