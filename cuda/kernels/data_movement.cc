@@ -11,6 +11,7 @@
 #include "data_movement_launch.h"
 #include "elem_type.h"
 #include "exec/kernels/concat_shape.h"
+#include "exec/kernels/decode_inputs.h"
 #include "exec/kernels/slice_region.h"
 #include "exec/kernels/split_sizes.h"
 #include "kernel_util.h"
@@ -39,12 +40,15 @@ Expected<std::vector<int64_t>> ReadInts(const CudaKernelContext& ctx, int i, con
   return v;
 }
 
+/// The CUDA reader of the shared decodes' integer inputs (exec/kernels/slice_region.h).
+IntListReader DeviceInts(const CudaKernelContext& ctx) {
+  return [&ctx](int i) { return ctx.input(i).ToInt64Vector(); };
+}
+
 Expected<int64_t> CheckedAxis(const CudaKernelContext& ctx, int64_t axis, int64_t rank, const std::string& what) {
-  if (axis < -rank || axis >= rank) {
-    return ctx.Error(what + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank) +
-                     " (valid: [" + std::to_string(-rank) + ", " + std::to_string(rank - 1) + "])");
-  }
-  return axis < 0 ? axis + rank : axis;
+  auto a = ResolveAxis(axis, rank, what);
+  if (!a.ok()) return ctx.Error(a.status().message());
+  return a;
 }
 
 int64_t ProductOf(const std::vector<int64_t>& s, int64_t begin, int64_t end) {
@@ -185,21 +189,10 @@ Status Split(CudaKernelContext& ctx) {
   MEMOPT_RETURN_IF_ERROR(RequireInput(ctx, 0, "input"));
   const DeviceTensor& x = ctx.input(0);
   MEMOPT_RETURN_IF_ERROR(RequireCopyable(ctx, x.dtype()));
-  MEMOPT_ASSIGN_OR_RETURN(int64_t axis, CheckedAxis(ctx, ctx.node->GetInt("axis", 0), x.rank()));
-  const int64_t dim = x.dim(axis);
-  std::vector<int64_t> sizes;
-  if (ctx.has_input(1)) {
-    MEMOPT_ASSIGN_OR_RETURN(sizes, ReadInts(ctx, 1, "split"));
-  } else if (ctx.node->HasAttr("split")) {
-    sizes = ctx.node->GetInts("split");
-  }
-  if (sizes.empty()) {
-    auto equal = EqualSplitSizes(*ctx.node, dim, ctx.outputs.size());
-    if (!equal.ok()) return ctx.Error(equal.status().message());
-    sizes = std::move(equal).value();
-  }
-  Status fits = CheckSplitSizes(sizes, ctx.outputs.size(), axis, dim, x.Describe());
-  if (!fits.ok()) return ctx.Error(fits.message());
+  auto plan = DecodeSplit(*ctx.node, x.Meta(), InputMetas(ctx).list(), ctx.outputs.size(), DeviceInts(ctx));
+  if (!plan.ok()) return ctx.Error(plan.status().message());
+  const int64_t axis = plan->axis;
+  const std::vector<int64_t>& sizes = plan->sizes;
   const std::vector<int64_t> in_strides = Strides(x.shape());
   int64_t offset = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
@@ -227,11 +220,6 @@ Status Expand(CudaKernelContext& ctx) {
   MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, x.dtype(), *out_shape));
   return CopyStrided(ctx, x.dtype(), x.raw(), 0, BroadcastStrides(x.shape(), *out_shape), ctx.outputs[0].raw(), 0,
                      Strides(*out_shape), *out_shape);
-}
-
-/// The CUDA reader of the slice decodes' integer inputs (exec/kernels/slice_region.h).
-IntListReader DeviceInts(const CudaKernelContext& ctx) {
-  return [&ctx](int i) { return ctx.input(i).ToInt64Vector(); };
 }
 
 Status Slice(CudaKernelContext& ctx) {

@@ -60,39 +60,21 @@ Expected<std::vector<SliceAxis>> ResolveSliceRegion(const std::vector<int64_t>& 
   return region;
 }
 
-namespace {
-
-bool Has(const std::vector<const Tensor*>& inputs, int i) {
-  return i < static_cast<int>(inputs.size()) && inputs[static_cast<size_t>(i)] != nullptr;
-}
-
-Expected<std::vector<int64_t>> ReadList(const std::vector<const Tensor*>& inputs, const IntListReader& read, int i,
-                                        const char* name) {
-  if (!Has(inputs, i)) return InvalidInput("input " + std::to_string(i) + " ('" + name + "') is missing");
-  const Tensor& t = *inputs[static_cast<size_t>(i)];
-  if (!IsInteger(t.dtype())) {
-    return InvalidInput(std::string("input '") + name + "' must be an integer tensor, got " + t.Describe());
-  }
-  return read(i);
-}
-
-}  // namespace
-
 Expected<std::vector<SliceAxis>> DecodeSlice(const Node& node, const std::vector<int64_t>& shape,
                                              const std::vector<const Tensor*>& inputs, const IntListReader& read) {
   std::vector<int64_t> starts, ends, axes, steps;
-  if (node.since_version != 0 && node.since_version < 10 && !Has(inputs, 1)) {
+  if (node.since_version != 0 && node.since_version < 10 && !HasInput(inputs, 1)) {
     starts = node.GetInts("starts");
     ends = node.GetInts("ends");
     axes = node.GetInts("axes");
   } else {
-    MEMOPT_ASSIGN_OR_RETURN(starts, ReadList(inputs, read, 1, "starts"));
-    MEMOPT_ASSIGN_OR_RETURN(ends, ReadList(inputs, read, 2, "ends"));
-    if (Has(inputs, 3)) {
-      MEMOPT_ASSIGN_OR_RETURN(axes, ReadList(inputs, read, 3, "axes"));
+    MEMOPT_ASSIGN_OR_RETURN(starts, ReadIntList(inputs, read, 1, "starts"));
+    MEMOPT_ASSIGN_OR_RETURN(ends, ReadIntList(inputs, read, 2, "ends"));
+    if (HasInput(inputs, 3)) {
+      MEMOPT_ASSIGN_OR_RETURN(axes, ReadIntList(inputs, read, 3, "axes"));
     }
-    if (Has(inputs, 4)) {
-      MEMOPT_ASSIGN_OR_RETURN(steps, ReadList(inputs, read, 4, "steps"));
+    if (HasInput(inputs, 4)) {
+      MEMOPT_ASSIGN_OR_RETURN(steps, ReadIntList(inputs, read, 4, "steps"));
     }
   }
   return ResolveSliceRegion(shape, starts, ends, std::move(axes), std::move(steps));
@@ -101,15 +83,15 @@ Expected<std::vector<SliceAxis>> DecodeSlice(const Node& node, const std::vector
 Expected<std::vector<SliceAxis>> DecodeSliceGrad(const std::vector<int64_t>& shape,
                                                  const std::vector<const Tensor*>& inputs, const IntListReader& read) {
   std::vector<int64_t> starts, ends, axes, steps;
-  MEMOPT_ASSIGN_OR_RETURN(starts, ReadList(inputs, read, 2, "starts"));
-  MEMOPT_ASSIGN_OR_RETURN(ends, ReadList(inputs, read, 3, "ends"));
-  if (Has(inputs, 4)) {
-    MEMOPT_ASSIGN_OR_RETURN(axes, ReadList(inputs, read, 4, "axes"));
+  MEMOPT_ASSIGN_OR_RETURN(starts, ReadIntList(inputs, read, 2, "starts"));
+  MEMOPT_ASSIGN_OR_RETURN(ends, ReadIntList(inputs, read, 3, "ends"));
+  if (HasInput(inputs, 4)) {
+    MEMOPT_ASSIGN_OR_RETURN(axes, ReadIntList(inputs, read, 4, "axes"));
   }
-  if (Has(inputs, 5)) {
-    MEMOPT_ASSIGN_OR_RETURN(steps, ReadList(inputs, read, 5, "steps"));
+  if (HasInput(inputs, 5)) {
+    MEMOPT_ASSIGN_OR_RETURN(steps, ReadIntList(inputs, read, 5, "steps"));
   }
-  if ((Has(inputs, 4) && axes.size() != starts.size()) || (Has(inputs, 5) && steps.size() != starts.size())) {
+  if ((HasInput(inputs, 4) && axes.size() != starts.size()) || (HasInput(inputs, 5) && steps.size() != starts.size())) {
     return InvalidInput("starts, ends, axes and steps must have the same length");
   }
   return ResolveSliceRegion(shape, starts, ends, std::move(axes), std::move(steps));

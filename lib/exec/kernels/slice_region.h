@@ -5,9 +5,9 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <vector>
 
+#include "exec/kernels/decode_inputs.h"
 #include "exec/tensor.h"
 #include "ir/graph.h"
 #include "util/status.h"
@@ -32,10 +32,6 @@ Expected<std::vector<SliceAxis>> ResolveSliceRegion(const std::vector<int64_t>& 
                                                     const std::vector<int64_t>& starts,
                                                     const std::vector<int64_t>& ends, std::vector<int64_t> axes,
                                                     std::vector<int64_t> steps);
-
-/// The values of input `i`, which the decode has checked is present and of an integer type, read
-/// by the backend (the CUDA one copies them to the host).
-using IntListReader = std::function<Expected<std::vector<int64_t>>(int i)>;
 
 /// The region of a Slice node over `shape`: the starts/ends/axes attributes before opset 10 (when
 /// input 1 is absent), else inputs starts, ends, axes?, steps?. `inputs` as the kernel sees them

@@ -38,4 +38,21 @@ Status CheckSplitSizes(const std::vector<int64_t>& sizes, size_t outputs, int64_
   return Status::Ok();
 }
 
+Expected<SplitPlan> DecodeSplit(const Node& node, const Tensor& x, const std::vector<const Tensor*>& inputs,
+                                size_t outputs, const IntListReader& read) {
+  SplitPlan p;
+  MEMOPT_ASSIGN_OR_RETURN(p.axis, ResolveAxis(node.GetInt("axis", 0), x.rank()));
+  const int64_t dim = x.dim(p.axis);
+  if (HasInput(inputs, 1)) {
+    MEMOPT_ASSIGN_OR_RETURN(p.sizes, ReadIntList(inputs, read, 1, "split"));
+  } else if (node.HasAttr("split")) {
+    p.sizes = node.GetInts("split");
+  }
+  if (p.sizes.empty()) {
+    MEMOPT_ASSIGN_OR_RETURN(p.sizes, EqualSplitSizes(node, dim, outputs));
+  }
+  MEMOPT_RETURN_IF_ERROR(CheckSplitSizes(p.sizes, outputs, p.axis, dim, x.Describe()));
+  return p;
+}
+
 }  // namespace memopt

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "exec/kernels/decode_inputs.h"
 #include "exec/kernels/kernel_util.h"
 
 namespace memopt {
@@ -53,12 +54,9 @@ Expected<int64_t> ReadIntScalar(const KernelContext& ctx, int index, const std::
 }
 
 Expected<int64_t> CheckedAxis(const KernelContext& ctx, int64_t axis, int64_t rank, const std::string& what) {
-  auto a = NormalizeAxis(axis, rank);
-  if (!a) {
-    return ctx.Error(what + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank) +
-                     " (valid: [" + std::to_string(-rank) + ", " + std::to_string(rank - 1) + "])");
-  }
-  return *a;
+  auto a = ResolveAxis(axis, rank, what);
+  if (!a.ok()) return ctx.Error(a.status().message());
+  return a;
 }
 
 std::string ListToString(const std::vector<int64_t>& v) { return ShapeToString(v); }

@@ -112,21 +112,10 @@ Status SplitInto(KernelContext& ctx, int64_t axis, const std::vector<int64_t>& s
 }
 
 Status SplitKernel(KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  MEMOPT_ASSIGN_OR_RETURN(int64_t axis, CheckedAxis(ctx, ctx.node->GetInt("axis", 0), x.rank()));
-  const int64_t dim = x.dim(axis);
-  std::vector<int64_t> sizes;
-  if (ctx.has_input(1)) {
-    MEMOPT_ASSIGN_OR_RETURN(sizes, ReadIntInput(ctx, 1, "split"));
-  } else if (ctx.node->HasAttr("split")) {
-    sizes = ctx.node->GetInts("split");
-  }
-  if (sizes.empty()) {
-    auto equal = EqualSplitSizes(*ctx.node, dim, ctx.outputs.size());
-    if (!equal.ok()) return ctx.Error(equal.status().message());
-    sizes = std::move(equal).value();
-  }
-  return SplitInto(ctx, axis, sizes);
+  auto plan = DecodeSplit(*ctx.node, ctx.input(0), ctx.inputs, ctx.outputs.size(),
+                          [&ctx](int i) { return ctx.input(i).ToInt64Vector(); });
+  if (!plan.ok()) return ctx.Error(plan.status().message());
+  return SplitInto(ctx, plan->axis, plan->sizes);
 }
 
 Status SplitTrainingKernel(KernelContext& ctx) {
