@@ -12,18 +12,13 @@
 #include "elem_type.h"
 #include "exec/kernels/concat_shape.h"
 #include "exec/kernels/decode_inputs.h"
+#include "exec/kernels/kernel_util.h"
 #include "exec/kernels/slice_region.h"
 #include "exec/kernels/split_sizes.h"
 #include "kernel_util.h"
 
 namespace memopt::cuda {
 namespace dm {  // declared in data_movement_launch.h
-
-std::string ListText(const std::vector<int64_t>& v) {
-  std::string t = "[";
-  for (size_t i = 0; i < v.size(); ++i) t += (i ? ", " : "") + std::to_string(v[i]);
-  return t + "]";
-}
 
 Status RequireCopyable(const CudaKernelContext& ctx, DataType t) {
   const int64_t es = ElemByteSize(t);
@@ -137,13 +132,13 @@ Status Transpose(CudaKernelContext& ctx) {
     for (int64_t i = 0; i < r; ++i) perm.push_back(r - 1 - i);
   }
   if (static_cast<int64_t>(perm.size()) != r) {
-    return ctx.Error("perm " + ListText(perm) + " does not match the rank of " + x.Describe());
+    return ctx.Error("perm " + ShapeToString(perm) + " does not match the rank of " + x.Describe());
   }
   std::vector<bool> seen(static_cast<size_t>(r), false);
   for (int64_t& p : perm) {
     if (p < 0) p += r;
     if (p < 0 || p >= r || seen[p]) {
-      return ctx.Error("perm " + ListText(ctx.node->GetInts("perm")) + " is not a permutation of 0.." +
+      return ctx.Error("perm " + ShapeToString(ctx.node->GetInts("perm")) + " is not a permutation of 0.." +
                        std::to_string(r - 1));
     }
     seen[p] = true;
@@ -215,7 +210,7 @@ Status Expand(CudaKernelContext& ctx) {
   MEMOPT_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ReadInts(ctx, 1, "shape"));
   auto out_shape = BroadcastShapes(x.shape(), shape);
   if (!out_shape.ok()) {
-    return ctx.Error("cannot expand " + x.Describe() + " to " + ListText(shape) + " (shapes do not broadcast)");
+    return ctx.Error("cannot expand " + x.Describe() + " to " + ShapeToString(shape) + " (shapes do not broadcast)");
   }
   MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, x.dtype(), *out_shape));
   return CopyStrided(ctx, x.dtype(), x.raw(), 0, BroadcastStrides(x.shape(), *out_shape), ctx.outputs[0].raw(), 0,
@@ -243,8 +238,8 @@ Status SliceGrad(CudaKernelContext& ctx) {
   if (!region.ok()) return ctx.Error(region.status().message());
   const SliceAddress a = AddressOf(shape, *region);
   if (NumElements(a.counts) != dy.numel()) {
-    return ctx.Error("dY " + dy.Describe() + " does not match the slice " + ListText(a.counts) + " of shape " +
-                     ListText(shape));
+    return ctx.Error("dY " + dy.Describe() + " does not match the slice " + ShapeToString(a.counts) + " of shape " +
+                     ShapeToString(shape));
   }
   MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, dy.dtype(), shape));
   DeviceTensor& dx = ctx.outputs[0];

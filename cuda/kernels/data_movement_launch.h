@@ -83,8 +83,8 @@ cudaError_t LaunchWhere(int elem_size, const void* cond, const void* x, const vo
 /// [outer, nidx, inner]; idx int32 (idx64 false) or int64, negative entries counting from the
 /// end. An index outside [-dim, dim) yields zeros instead of reading out of bounds (the wrapper
 /// reports it like the CPU where it can see the indices on the host).
-cudaError_t LaunchGather(int elem_size, const void* data, const void* indices, bool idx64, void* out,
-                         int64_t outer, int64_t dim, int64_t nidx, int64_t inner, cudaStream_t stream);
+cudaError_t LaunchGather(int elem_size, const void* data, const void* indices, bool idx64, void* out, int64_t outer,
+                         int64_t dim, int64_t nidx, int64_t inner, cudaStream_t stream);
 
 /// GatherGrad: dx [pre, dim, post] = 0, then dx[p, idx[j], k] += dy[p, j, k] for dy [pre, q, post]
 /// (float32/float16/bfloat16 `t`). Sums go through the float buffer `acc` of pre*dim*post
@@ -105,8 +105,6 @@ cudaError_t LaunchGatherGrad(ElemType t, const void* dy, const void* indices, bo
 
 namespace memopt::cuda::dm {
 
-/// "[1, 2, 3]"
-std::string ListText(const std::vector<int64_t>& v);
 /// Unsupported unless the elements are 1, 2, 4, 8 or 16 bytes (not strings).
 Status RequireCopyable(const CudaKernelContext& ctx, DataType t);
 /// The values of small integer input `i` (shape, starts, split, ...), read on the host.

@@ -8,6 +8,8 @@
 #include "cuda_kernel.h"
 #include "data_movement_launch.h"
 #include "elem_type.h"
+#include "exec/kernels/gather_plan.h"
+#include "exec/kernels/kernel_util.h"
 #include "kernel_util.h"
 
 namespace memopt::cuda::dm {
@@ -21,8 +23,8 @@ Status Where(CudaKernelContext& ctx) {
   auto cx = BroadcastShapes(c.shape(), x.shape());
   auto shape = cx.ok() ? BroadcastShapes(*cx, y.shape()) : cx;
   if (!shape.ok()) {
-    return ctx.Error("input shapes " + ListText(c.shape()) + ", " + ListText(x.shape()) + ", " +
-                     ListText(y.shape()) + " cannot be broadcast together");
+    return ctx.Error("input shapes " + ShapeToString(c.shape()) + ", " + ShapeToString(x.shape()) + ", " +
+                     ShapeToString(y.shape()) + " cannot be broadcast together");
   }
   if (c.dtype() != DataType::kBool) return ctx.Error("condition must be bool, got " + DataTypeName(c.dtype()));
   if (x.dtype() != y.dtype()) {
@@ -51,18 +53,13 @@ Status Where(CudaKernelContext& ctx) {
 /// Indices of Gather/GatherGrad: int32 or int64 on the device. Where the host holds a copy
 /// (small index tensors), out-of-range entries are reported as the CPU does; the kernels zero
 /// (Gather) or skip (GatherGrad) the ones they meet otherwise.
-Status CheckIndices(const CudaKernelContext& ctx, int i, int64_t dim, bool cpu_message) {
+Status CheckIndices(const CudaKernelContext& ctx, int i, int64_t dim) {
   const DeviceTensor& ind = ctx.input(i);
   if (ind.dtype() != DataType::kInt32 && ind.dtype() != DataType::kInt64) return ctx.UnsupportedType(ind.dtype());
   if (ind.host_mirror() == nullptr) return Status::Ok();
   for (int64_t j : ind.host_mirror()->ToInt64Vector()) {
-    const int64_t k = j < 0 ? j + dim : j;
-    if (k >= 0 && k < dim) continue;
-    if (!cpu_message) {
-      return ctx.Error("index " + std::to_string(j) + " is out of range for a dim of size " + std::to_string(dim));
-    }
-    return ctx.Error("index " + std::to_string(j) + " is out of range for an axis of size " + std::to_string(dim) +
-                     " (valid: [" + std::to_string(-dim) + ", " + std::to_string(dim - 1) + "])");
+    auto k = GatherIndex(j, dim);
+    if (!k.ok()) return ctx.Error(k.status().message());
   }
   return Status::Ok();
 }
@@ -73,21 +70,13 @@ Status Gather(CudaKernelContext& ctx) {
   const DeviceTensor& data = ctx.input(0);
   const DeviceTensor& ind = ctx.input(1);
   MEMOPT_RETURN_IF_ERROR(RequireCopyable(ctx, data.dtype()));
-  if (!IsInteger(ind.dtype())) {
-    return ctx.Error("input 'indices' must be an integer tensor, got " + ind.Describe());
-  }
-  MEMOPT_ASSIGN_OR_RETURN(int64_t axis, CheckedAxis(ctx, ctx.node->GetInt("axis", 0), data.rank()));
-  const int64_t dim = data.dim(axis);
-  MEMOPT_RETURN_IF_ERROR(CheckIndices(ctx, 1, dim, true));
-  std::vector<int64_t> shape(data.shape().begin(), data.shape().begin() + axis);
-  shape.insert(shape.end(), ind.shape().begin(), ind.shape().end());
-  shape.insert(shape.end(), data.shape().begin() + axis + 1, data.shape().end());
-  MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, data.dtype(), shape));
-  const int64_t outer = ProductOf(data.shape(), 0, axis);
-  const int64_t inner = ProductOf(data.shape(), axis + 1, data.rank());
+  auto plan = DecodeGather(*ctx.node, data.Meta(), ind.Meta());
+  if (!plan.ok()) return ctx.Error(plan.status().message());
+  MEMOPT_RETURN_IF_ERROR(CheckIndices(ctx, 1, plan->dim));
+  MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, data.dtype(), plan->shape));
   return Launched(ctx, LaunchGather(static_cast<int>(ElemByteSize(data.dtype())), data.raw(), ind.raw(),
-                                    ind.dtype() == DataType::kInt64, ctx.outputs[0].raw(), outer, dim, ind.numel(),
-                                    inner, ctx.stream()));
+                                    ind.dtype() == DataType::kInt64, ctx.outputs[0].raw(), plan->outer, plan->dim,
+                                    plan->count, plan->inner, ctx.stream()));
 }
 
 Status GatherGrad(CudaKernelContext& ctx) {
@@ -96,20 +85,9 @@ Status GatherGrad(CudaKernelContext& ctx) {
   MEMOPT_RETURN_IF_ERROR(RequireFloat(ctx, 2, "dY"));
   const DeviceTensor& ind = ctx.input(1);
   const DeviceTensor& dy = ctx.input(2);
-  const int64_t rank = static_cast<int64_t>(shape.size());
-  if (rank == 0) return ctx.Error("shape must have rank >= 1");
-  const int64_t axis_attr = ctx.node->GetInt("axis", 0);
-  if (axis_attr < -rank || axis_attr >= rank) {
-    return ctx.Error("axis " + std::to_string(axis_attr) + " is out of range for rank " + std::to_string(rank));
-  }
-  const int64_t axis = axis_attr < 0 ? axis_attr + rank : axis_attr;
-  const int64_t pre = ProductOf(shape, 0, axis), dim = shape[axis], post = ProductOf(shape, axis + 1, rank);
-  const int64_t q = ind.numel();
-  if (dy.numel() != pre * q * post) {
-    return ctx.Error("dY " + dy.Describe() + " does not match shape " + ListText(shape) + " gathered with " +
-                     std::to_string(q) + " indices on axis " + std::to_string(axis));
-  }
-  MEMOPT_RETURN_IF_ERROR(CheckIndices(ctx, 1, dim, false));
+  auto plan = DecodeGatherGrad(*ctx.node, shape, ind.Meta(), dy.Meta());
+  if (!plan.ok()) return ctx.Error(plan.status().message());
+  MEMOPT_RETURN_IF_ERROR(CheckIndices(ctx, 1, plan->dim));
   MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, dy.dtype(), shape));
   DeviceTensor& dx = ctx.outputs[0];
   if (dx.numel() == 0) return Status::Ok();
@@ -125,7 +103,7 @@ Status GatherGrad(CudaKernelContext& ctx) {
   // The scratch block goes back to the pool when this returns; later users of it are ordered
   // after these kernels on the same stream.
   return Launched(ctx, LaunchGatherGrad(*ToElemType(dy.dtype()), dy.raw(), ind.raw(), ind.dtype() == DataType::kInt64,
-                                        acc, dx.raw(), pre, dim, q, post, ctx.stream()));
+                                        acc, dx.raw(), plan->outer, plan->dim, plan->count, plan->inner, ctx.stream()));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Indexing reads: Gather, GatherElements, GatherND, OneHot, NonZero, Compress, ReverseSequence.
 #include <algorithm>
 
+#include "exec/kernels/gather_plan.h"
 #include "exec/kernels/kernel_util.h"
 #include "exec/kernels/tensor_common.h"
 
@@ -22,19 +23,17 @@ Expected<int64_t> CheckedIndex(const KernelContext& ctx, int64_t idx, int64_t di
 Status GatherKernel(KernelContext& ctx) {
   const Tensor& data = ctx.input(0);
   MEMOPT_ASSIGN_OR_RETURN(std::vector<int64_t> indices, ReadIntInput(ctx, 1, "indices"));
-  const Tensor& ind = ctx.input(1);
-  MEMOPT_ASSIGN_OR_RETURN(int64_t axis, CheckedAxis(ctx, ctx.node->GetInt("axis", 0), data.rank()));
-  const int64_t dim = data.dim(axis);
+  auto plan = DecodeGather(*ctx.node, data, ctx.input(1));
+  if (!plan.ok()) return ctx.Error(plan.status().message());
+  const int64_t dim = plan->dim;
   for (int64_t& i : indices) {
-    MEMOPT_ASSIGN_OR_RETURN(i, CheckedIndex(ctx, i, dim, "index"));
+    auto k = GatherIndex(i, dim);
+    if (!k.ok()) return ctx.Error(k.status().message());
+    i = *k;
   }
-  std::vector<int64_t> shape(data.shape().begin(), data.shape().begin() + axis);
-  shape.insert(shape.end(), ind.shape().begin(), ind.shape().end());
-  shape.insert(shape.end(), data.shape().begin() + axis + 1, data.shape().end());
+  const std::vector<int64_t>& shape = plan->shape;
   Tensor out = NewTensor(data.dtype(), shape);
-  const int64_t outer = ProductOf(data.shape(), 0, axis);
-  const int64_t inner = ProductOf(data.shape(), axis + 1, data.rank());
-  const int64_t n = static_cast<int64_t>(indices.size());
+  const int64_t outer = plan->outer, inner = plan->inner, n = plan->count;
   if (data.dtype() == DataType::kString || inner > 1) {
     for (int64_t o = 0; o < outer; ++o) {
       for (int64_t j = 0; j < n; ++j)

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/kernels/gather_plan.h"
 #include "exec/kernels/kernel_util.h"
 #include "exec/kernels/slice_region.h"
 #include "exec/kernels/training_util.h"
@@ -113,19 +114,15 @@ Status GatherGradKernel(KernelContext& ctx) {
   MEMOPT_RETURN_IF_ERROR(RequireInput(ctx, 1, "indices"));
   MEMOPT_RETURN_IF_ERROR(RequireFloatInput(ctx, 2, "dY"));
   const Tensor& dy = ctx.input(2);
-  const int64_t rank = static_cast<int64_t>(shape.size());
-  if (rank == 0) return ctx.Error("shape must have rank >= 1");
-  MEMOPT_ASSIGN_OR_RETURN(int64_t axis, AxisOrError(ctx, ctx.node->GetInt("axis", 0), rank));
+  auto plan = DecodeGatherGrad(*ctx.node, shape, ctx.input(1), dy);
+  if (!plan.ok()) return ctx.Error(plan.status().message());
   const std::vector<int64_t> idx = ReadIndices(ctx.input(1));
-  const int64_t pre = ShapeProduct(shape, 0, axis), dim = shape[static_cast<size_t>(axis)];
-  const int64_t post = ShapeProduct(shape, axis + 1, rank), q = static_cast<int64_t>(idx.size());
-  if (dy.numel() != pre * q * post) {
-    return ctx.Error("dY " + dy.Describe() + " does not match shape " + ShapeToString(shape) + " gathered with " +
-                     std::to_string(q) + " indices on axis " + std::to_string(axis));
-  }
+  const int64_t pre = plan->outer, dim = plan->dim, post = plan->inner, q = plan->count;
   std::vector<int64_t> wrapped(idx.size());
   for (size_t i = 0; i < idx.size(); ++i) {
-    MEMOPT_ASSIGN_OR_RETURN(wrapped[i], WrapIndex(ctx, idx[i], dim));
+    auto k = GatherIndex(idx[i], dim);
+    if (!k.ok()) return ctx.Error(k.status().message());
+    wrapped[i] = *k;
   }
   ctx.outputs[0] = Tensor(dy.dtype(), shape);
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
