@@ -1,6 +1,6 @@
-// ExecuteCuda: the CPU executor's Run loop (exec/executor.cc) with device tensors. The order, the
-// feed checks, the initializer reader and the release schedule are the CPU executor's own pieces,
-// so both executors free the same values at the same steps.
+// ExecuteCuda: the node loop of the CPU executor (exec/node_loop.h) with device tensors and a CUDA
+// backend. The order, the feed checks, the initializer reader, the release schedule and the error
+// messages are the CPU executor's own, so both executors free the same values at the same steps.
 #include "cuda_executor.h"
 
 #include <exception>
@@ -11,6 +11,7 @@
 #include "exec/bind_inputs.h"
 #include "exec/initializer_reader.h"
 #include "exec/memory_tracker.h"
+#include "exec/node_loop.h"
 #include "host_fallback.h"
 
 namespace memopt::cuda {
@@ -44,6 +45,27 @@ class Events {
 
  private:
   std::vector<cudaEvent_t> events_;
+};
+
+/// The GPU side of the node loop (exec/node_loop.h): the CUDA kernel, or the CPU kernel on host
+/// copies where the node runs on the host (host_fallback.h); with a profile, an event at each
+/// node boundary.
+struct CudaBackend {
+  const CudaKernelRegistry& registry;
+  Events* boundaries = nullptr;
+  cudaStream_t stream = nullptr;
+
+  Status Run(const Node& node, CudaKernelContext& ctx) const {
+    if (RunsOnHost(ctx, registry)) return RunOnHost(ctx, ctx.graph);
+    const CudaKernelFn kernel = registry.Find(node.domain, node.op_type);
+    if (kernel == nullptr) return Unsupported("node " + node.Describe() + ": no CUDA kernel for its input types");
+    return kernel(ctx);
+  }
+  Status BeforeNode(int32_t, const Node&) { return Status::Ok(); }
+  Status AfterNode(int32_t step, const Node&) {
+    if (boundaries == nullptr) return Status::Ok();
+    return boundaries->Record(static_cast<size_t>(step) + 1, stream);
+  }
 };
 
 class CudaRun {
@@ -95,22 +117,8 @@ class CudaRun {
     MEMOPT_RETURN_IF_ERROR(timer.Create());
     MEMOPT_RETURN_IF_ERROR(timer.Record(0, pool_->stream()));
     if (profile) MEMOPT_RETURN_IF_ERROR(boundaries.Record(0, pool_->stream()));
-    for (int32_t step = 0; step < steps; ++step) {
-      const Node& node = graph_.node(order_.order[step]);
-      MEMOPT_RETURN_IF_ERROR(RunNode(node, ctx));
-      if (profile) MEMOPT_RETURN_IF_ERROR(boundaries.Record(static_cast<size_t>(step) + 1, pool_->stream()));
-      for (size_t j = 0; j < node.outputs.size(); ++j) {
-        const ValueId v = node.outputs[j];
-        if (v == kNone) continue;
-        values_[v] = std::move(ctx.outputs[j]);
-        tracker.Allocate(v, values_[v].bytes());
-      }
-      tracker.CheckPeak(step, node.id);
-      for (ValueId v : tracker.ReleasesAt(step)) {
-        values_[v] = DeviceTensor();  // the block returns to the pool (stream-ordered reuse)
-        tracker.Release(v);
-      }
-    }
+    CudaBackend backend{registry_, profile ? &boundaries : nullptr, pool_->stream()};
+    MEMOPT_RETURN_IF_ERROR(RunNodeLoop(graph_, order_, values_, ctx, tracker, backend));
     MEMOPT_RETURN_IF_ERROR(timer.Record(1, pool_->stream()));
     MEMOPT_ASSIGN_OR_RETURN(result.step_ms, timer.Elapsed(0, 1));
     if (profile) {
@@ -124,13 +132,11 @@ class CudaRun {
     MEMOPT_RETURN_IF_ERROR(pool_->Synchronize());  // first asynchronous kernel error, if any
     MEMOPT_ASSIGN_OR_RETURN(result.device_free_after, pool_->FreeBytesNow());
 
-    for (ValueId v : graph_.outputs) {
-      const Value& value = graph_.value(v);
-      if (!values_[v].defined()) {
-        return InvalidInput("graph output '" + value.name + "' was not computed (its producer is not in the order)");
-      }
-      MEMOPT_ASSIGN_OR_RETURN(result.outputs[value.name], values_[v].Download());
-    }
+    MEMOPT_RETURN_IF_ERROR(
+        CollectGraphOutputs(graph_, values_, [&](const std::string& name, const DeviceTensor& t) -> Status {
+          MEMOPT_ASSIGN_OR_RETURN(result.outputs[name], t.Download());
+          return Status::Ok();
+        }));
     result.memory = tracker.Stats(graph_, order_.order);
     result.pool = pool_->stats();
     return result;
@@ -141,43 +147,6 @@ class CudaRun {
     auto t = DeviceTensor::Upload(pool_, host);
     if (!t.ok()) return t.status().WithContext("'" + graph_.value(v).name + "'");
     values_[v] = std::move(t).value();
-    return Status::Ok();
-  }
-
-  Status RunNode(const Node& node, CudaKernelContext& ctx) {
-    const CudaKernelFn kernel = registry_.Find(node.domain, node.op_type);
-    ctx.node = &node;
-    ctx.inputs.assign(node.inputs.size(), nullptr);
-    for (size_t i = 0; i < node.inputs.size(); ++i) {
-      const ValueId v = node.inputs[i];
-      if (v == kNone) continue;
-      if (!values_[v].defined()) {
-        return InvalidInput("node " + node.Describe() + ": input '" + graph_.value(v).name +
-                            "' is not available (not computed before this node in the order)");
-      }
-      ctx.inputs[i] = &values_[v];
-    }
-    ctx.outputs.clear();
-    ctx.outputs.resize(node.outputs.size());
-    Status status;
-    try {
-      if (RunsOnHost(ctx, registry_)) {
-        status = RunOnHost(ctx, &graph_);
-      } else if (kernel == nullptr) {
-        status = Unsupported("node " + node.Describe() + ": no CUDA kernel for its input types");
-      } else {
-        status = kernel(ctx);
-      }
-    } catch (const std::exception& e) {
-      status = InternalError("node " + node.Describe() + ": kernel threw: " + e.what());
-    }
-    MEMOPT_RETURN_IF_ERROR(status);
-    for (size_t j = 0; j < node.outputs.size(); ++j) {
-      if (node.outputs[j] != kNone && !ctx.outputs[j].defined()) {
-        return InternalError("node " + node.Describe() + ": CUDA kernel did not produce output " +
-                             std::to_string(j) + " ('" + graph_.value(node.outputs[j]).name + "')");
-      }
-    }
     return Status::Ok();
   }
 
@@ -197,7 +166,8 @@ class CudaRun {
 Expected<CudaRunResult> ExecuteCuda(const Model& model, const std::map<std::string, Tensor>& feeds,
                                     const CudaRunOptions& options) {
   try {
-    const CudaKernelRegistry& registry = options.registry != nullptr ? *options.registry : CudaKernelRegistry::Builtin();
+    const CudaKernelRegistry& registry =
+        options.registry != nullptr ? *options.registry : CudaKernelRegistry::Builtin();
     CudaRun run(model, options, registry);
     return run.Go(feeds);
   } catch (const std::bad_alloc&) {

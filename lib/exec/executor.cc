@@ -1,6 +1,6 @@
-// Execute: binds feeds and initializers, runs every node of the order through its CPU kernel,
-// frees each value after its last consumer, and measures live bytes with the rules of the static
-// peak estimate (memory_tracker.h).
+// Execute: binds feeds and initializers, runs the order through the node loop both executors share
+// (node_loop.h) with the CPU kernels, which frees each value after its last consumer and measures
+// live bytes with the rules of the static peak estimate (memory_tracker.h).
 #include "exec/executor.h"
 
 #include <chrono>
@@ -16,6 +16,7 @@
 #include "exec/initializer_reader.h"
 #include "exec/input_binding.h"
 #include "exec/memory_tracker.h"
+#include "exec/node_loop.h"
 
 namespace memopt {
 
@@ -23,11 +24,30 @@ namespace {
 
 std::string OpName(const Node& node) { return OpKey::Of(node).ToString(); }
 
-/// Adds the node context to a kernel error that does not name its node yet.
-Status WithNode(const Node& node, Status status) {
-  if (status.ok() || status.message().rfind("node '", 0) == 0) return status;
-  return status.WithContext("node " + node.Describe());
-}
+/// The CPU side of the node loop: the registry's kernel, and with a profile the wall-clock time
+/// of each node.
+struct CpuBackend {
+  const KernelRegistry& registry;
+  OpProfile* profile = nullptr;
+  std::chrono::steady_clock::time_point node_start;
+
+  Status Run(const Node& node, KernelContext& ctx) const {
+    const KernelInfo* kernel = registry.Find(node.domain, node.op_type);
+    if (kernel == nullptr || kernel->fn == nullptr) return Unsupported("no kernel for " + OpName(node));
+    return kernel->fn(ctx);
+  }
+  Status BeforeNode(int32_t, const Node&) {
+    if (profile != nullptr) node_start = std::chrono::steady_clock::now();
+    return Status::Ok();
+  }
+  Status AfterNode(int32_t, const Node& node) {
+    if (profile != nullptr) {
+      profile->Add(node,
+                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - node_start).count());
+    }
+    return Status::Ok();
+  }
+};
 
 class Run {
  public:
@@ -52,89 +72,20 @@ class Run {
     ctx.run_seed = options_.seed;
     ctx.output_grads = &options_.output_grads;
     ctx.graph = &graph_;
-    for (int32_t step = 0; step < steps; ++step) {
-      const Node& node = graph_.node(order_.order[step]);
-      if (options_.profile != nullptr) {
-        const auto node_start = std::chrono::steady_clock::now();
-        MEMOPT_RETURN_IF_ERROR(RunNode(node, ctx));
-        options_.profile->Add(
-            node, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - node_start).count());
-      } else {
-        MEMOPT_RETURN_IF_ERROR(RunNode(node, ctx));
-      }
-      for (size_t j = 0; j < node.outputs.size(); ++j) {
-        const ValueId v = node.outputs[j];
-        if (v == kNone) continue;
-        values_[v] = std::move(ctx.outputs[j]);
-        tracker.Allocate(v, values_[v].bytes());
-      }
-      tracker.CheckPeak(step, node.id);
-      for (ValueId v : tracker.ReleasesAt(step)) {
-        values_[v] = Tensor();  // drop the reference: the buffer goes when no view shares it
-        tracker.Release(v);
-      }
-    }
-    result.elapsed_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    CpuBackend backend{registry_, options_.profile, {}};
+    MEMOPT_RETURN_IF_ERROR(RunNodeLoop(graph_, order_, values_, ctx, tracker, backend));
+    result.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (options_.profile != nullptr) options_.profile->EndRun();
 
-    for (ValueId v : graph_.outputs) {
-      const Value& value = graph_.value(v);
-      if (!values_[v].defined()) {
-        return InvalidInput("graph output '" + value.name + "' was not computed (its producer is not in the order)");
-      }
-      result.outputs[value.name] = values_[v];
-    }
+    MEMOPT_RETURN_IF_ERROR(CollectGraphOutputs(graph_, values_, [&](const std::string& name, const Tensor& t) {
+      result.outputs[name] = t;
+      return Status::Ok();
+    }));
     result.memory = tracker.Stats(graph_, order_.order);
     return result;
   }
 
  private:
-  Status RunNode(const Node& node, KernelContext& ctx) {
-    const KernelInfo* kernel = registry_.Find(node.domain, node.op_type);
-    if (kernel == nullptr || kernel->fn == nullptr) return Unsupported("no kernel for " + OpName(node));
-    ctx.node = &node;
-    ctx.inputs.assign(node.inputs.size(), nullptr);
-    for (size_t i = 0; i < node.inputs.size(); ++i) {
-      const ValueId v = node.inputs[i];
-      if (v == kNone) continue;
-      if (!values_[v].defined()) {
-        const Value& value = graph_.value(v);
-        std::string why = value.producer != kNone && order_.position[value.producer] < 0
-                              ? "its producer " + graph_.node(value.producer).Describe() + " is not in the order"
-                              : "it is not computed before this node in the order";
-        return InvalidInput("node " + node.Describe() + ": input '" + value.name + "' is not available (" + why + ")");
-      }
-      ctx.inputs[i] = &values_[v];
-    }
-    ctx.outputs.clear();
-    ctx.outputs.resize(node.outputs.size());
-    Status status;
-    try {
-      status = kernel->fn(ctx);
-    } catch (const std::bad_alloc&) {
-      std::string outputs;
-      for (ValueId v : node.outputs) {
-        if (v == kNone) continue;
-        const Value& value = graph_.value(v);
-        outputs += (outputs.empty() ? "'" : ", '") + value.name + "' " + DataTypeName(value.info.dtype) +
-                   (value.info.shape ? ShapeToString(*value.info.shape) : std::string("[?]"));
-      }
-      status = InvalidInput("out of memory allocating its outputs (" + outputs +
-                            "): more memory than this process can allocate");
-    } catch (const std::exception& e) {
-      status = InternalError(std::string("kernel threw: ") + e.what());
-    }
-    MEMOPT_RETURN_IF_ERROR(WithNode(node, status));
-    for (size_t j = 0; j < node.outputs.size(); ++j) {
-      if (node.outputs[j] != kNone && !ctx.outputs[j].defined()) {
-        return InternalError("node " + node.Describe() + ": kernel did not produce output " + std::to_string(j) +
-                             " ('" + graph_.value(node.outputs[j]).name + "')");
-      }
-    }
-    return Status::Ok();
-  }
-
   const Model& model_;
   const Graph& graph_;
   const RunOptions& options_;
@@ -165,8 +116,7 @@ Status CheckSupported(const Graph& graph, const KernelRegistry& registry) {
   return Unsupported("unsupported ops: " + list);
 }
 
-Expected<RunResult> Execute(const Model& model, const std::map<std::string, Tensor>& feeds,
-                            const RunOptions& options) {
+Expected<RunResult> Execute(const Model& model, const std::map<std::string, Tensor>& feeds, const RunOptions& options) {
   try {
     const KernelRegistry& registry = options.registry != nullptr ? *options.registry : KernelRegistry::Cpu();
     Run run(model, options, registry);
