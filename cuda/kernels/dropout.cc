@@ -119,7 +119,7 @@ Status DropoutForward(CudaKernelContext& ctx) {
     p.n = n;
     p.random = random;
     if (random) {
-      p.seed = NodeDropoutSeed(*ctx.node, ctx.run_seed);
+      p.seed = NodeDropoutSeed(*ctx.node, ctx.graph, ctx.run_seed);
       p.keep_probability = DropoutKeepProbability(a.ratio);
       p.scale = ScaleFor(a.ratio);
     }

@@ -10,13 +10,13 @@
 
 namespace memopt {
 
-/// The `seed` attribute when present, otherwise `run_seed` mixed with the node's first output name
-/// (the node name when it has none). Trailing "_recompute" suffixes are removed, so a recompute
-/// clone without a seed attribute still draws the forward node's mask.
-inline uint64_t NodeDropoutSeed(const Node& node, uint64_t run_seed) {
+/// The `seed` attribute when present, otherwise `run_seed` mixed with the name of the node's first
+/// output in `graph` (the node name when it has none, or without a graph). Trailing "_recompute" suffixes are removed,
+/// so a recompute clone without a seed attribute still draws the forward node's mask.
+inline uint64_t NodeDropoutSeed(const Node& node, const Graph* graph, uint64_t run_seed) {
   if (node.HasAttr("seed")) return DropoutSeedFromAttribute(node.GetInt("seed", 0));
   std::string_view name;
-  if (node.proto.output_size() > 0) name = node.proto.output(0);
+  if (graph != nullptr && !node.outputs.empty() && node.outputs[0] != kNone) name = graph->value(node.outputs[0]).name;
   if (name.empty()) name = node.name;
   constexpr std::string_view kSuffix = "_recompute";
   while (name.size() > kSuffix.size() && name.substr(name.size() - kSuffix.size()) == kSuffix) {

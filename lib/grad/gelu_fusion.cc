@@ -42,7 +42,8 @@ std::optional<double> TensorScalar(const onnx::TensorProto& t) {
       }
       return t.data_type() == onnx::TensorProto::FLOAT16 ? Float16ToFloat(h) : Bfloat16ToFloat(h);
     }
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -175,8 +176,6 @@ int FuseGelu(Graph& graph) {
     out.proto.set_name(name);
     out.proto.set_op_type("Gelu");
     out.proto.set_domain("com.microsoft");
-    out.proto.add_input(graph.value(m.x).name);
-    out.proto.add_output(graph.value(y).name);
   }
   // Constants that fed only the fused nodes go too.
   std::vector<int> uses(graph.values.size(), 0);

@@ -20,11 +20,11 @@ using namespace grad;
 
 /// Gradient bookkeeping of one tensor.
 struct GradState {
-  int expected = 0;                  ///< partial gradients from consumers
+  int expected = 0;  ///< partial gradients from consumers
   std::vector<std::string> received;
-  std::string seed;                  ///< YieldOp output feeding this tensor's gradient ("" if none)
-  std::string sum_name;              ///< output of the Sum of several partials
-  std::string final_name;            ///< after Finalize
+  std::string seed;        ///< YieldOp output feeding this tensor's gradient ("" if none)
+  std::string sum_name;    ///< output of the Sum of several partials
+  std::string final_name;  ///< after Finalize
   bool finalized = false;
 };
 
@@ -76,8 +76,8 @@ class Builder {
  private:
   Status CheckForwardOnly() const {
     for (const Node& node : model_.graph.nodes) {
-      const bool grad_op = node.op_type.size() > 4 && node.op_type.rfind("Grad") != std::string::npos &&
-                           node.domain == kMsDomain;
+      const bool grad_op =
+          node.op_type.size() > 4 && node.op_type.rfind("Grad") != std::string::npos && node.domain == kMsDomain;
       if (node.op_type == "YieldOp" || grad_op) {
         return InvalidInput("the model already has a backward pass (node " + node.Describe() +
                             "); memopt grad takes a forward-only model");
@@ -114,8 +114,6 @@ class Builder {
       for (int k = 1; names.count(name); ++k) name = base + "_" + std::to_string(k);
       names.insert(name);
       while (node.outputs.size() <= index) node.outputs.push_back(kNone);
-      while (node.proto.output_size() <= static_cast<int>(index)) node.proto.add_output("");
-      node.proto.set_output(static_cast<int>(index), name);
       node.outputs[index] = g.GetOrAddValue(name);
       changed = true;
     };
@@ -125,9 +123,9 @@ class Builder {
       if (info == nullptr) continue;
       for (const SavedOutput& saved : info->saved_outputs) {
         if (saved.when != nullptr && !saved.when(g, node)) continue;
-        const std::string base = saved.after_input0 ? g.value(node.inputs[0]).name
+        const std::string base = saved.after_input0                                 ? g.value(node.inputs[0]).name
                                  : node.outputs.empty() || node.outputs[0] == kNone ? node.name
-                                                                                   : g.value(node.outputs[0]).name;
+                                                                                    : g.value(node.outputs[0]).name;
         add_output(node, static_cast<size_t>(saved.index), base + saved.suffix);
       }
     }

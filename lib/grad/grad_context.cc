@@ -65,13 +65,27 @@ onnx::TensorProto MakeTensor(DataType dtype, const std::vector<int64_t>& dims, c
   std::string raw;
   for (double v : values) {
     switch (dtype) {
-      case DataType::kFloat: Append(raw, static_cast<float>(v)); break;
-      case DataType::kDouble: Append(raw, v); break;
-      case DataType::kFloat16: Append(raw, FloatToFloat16(static_cast<float>(v))); break;
-      case DataType::kBfloat16: Append(raw, FloatToBfloat16(static_cast<float>(v))); break;
-      case DataType::kInt32: Append(raw, static_cast<int32_t>(v)); break;
-      case DataType::kBool: Append(raw, static_cast<uint8_t>(v != 0)); break;
-      default: Append(raw, static_cast<int64_t>(v)); break;
+      case DataType::kFloat:
+        Append(raw, static_cast<float>(v));
+        break;
+      case DataType::kDouble:
+        Append(raw, v);
+        break;
+      case DataType::kFloat16:
+        Append(raw, FloatToFloat16(static_cast<float>(v)));
+        break;
+      case DataType::kBfloat16:
+        Append(raw, FloatToBfloat16(static_cast<float>(v)));
+        break;
+      case DataType::kInt32:
+        Append(raw, static_cast<int32_t>(v));
+        break;
+      case DataType::kBool:
+        Append(raw, static_cast<uint8_t>(v != 0));
+        break;
+      default:
+        Append(raw, static_cast<int64_t>(v));
+        break;
     }
   }
   t.set_raw_data(raw);
@@ -126,11 +140,9 @@ NodeId GraphEmitter::Add(const std::string& name, const std::string& op, const s
   node.proto.set_op_type(op);
   if (!domain.empty()) node.proto.set_domain(domain);
   for (const std::string& in : inputs) {
-    node.proto.add_input(in);
     node.inputs.push_back(in.empty() ? kNone : graph_.GetOrAddValue(in));
   }
   for (const std::string& out : outputs) {
-    node.proto.add_output(out);
     if (!out.empty()) names_.insert(out);
     node.outputs.push_back(out.empty() ? kNone : graph_.GetOrAddValue(out));
   }

@@ -128,7 +128,7 @@ Expected<TrainingModelWriteReport> WriteTrainingModel(const GradResult& result, 
 
   // New node list.
   std::string nodes;
-  for (const Node& node : graph.nodes) nodes += LengthField(kGraphNode, Serialize(node.proto));
+  for (const Node& node : graph.nodes) nodes += LengthField(kGraphNode, Serialize(graph.ToProto(node)));
   if (nodes_placed) {
     for (Piece& p : pieces) {
       if (p.nodes) p.bytes = nodes;
@@ -179,7 +179,8 @@ Expected<TrainingModelWriteReport> WriteTrainingModel(const GradResult& result, 
     if (t == graph_top_index) {
       MEMOPT_RETURN_IF_ERROR(sink.Write(graph_header));
       for (const Piece& gp : pieces) {
-        MEMOPT_RETURN_IF_ERROR(gp.begin == gp.end ? sink.Write(gp.bytes) : sink.Write(data + gp.begin, gp.end - gp.begin));
+        MEMOPT_RETURN_IF_ERROR(gp.begin == gp.end ? sink.Write(gp.bytes)
+                                                  : sink.Write(data + gp.begin, gp.end - gp.begin));
       }
       continue;
     }

@@ -3,20 +3,18 @@
 // present, inline data sizes consistent with the dims).
 #include "io/model_loader.h"
 
-#include <algorithm>
-#include <climits>
-#include <exception>
-#include <filesystem>
-#include <map>
-
 #include <fcntl.h>
+#include <onnx/defs/parser.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
-
-#include <onnx/defs/parser.h>
+#include <exception>
+#include <filesystem>
+#include <map>
 
 #include "io/function_inliner.h"
 #include "io/initializer_check.h"
@@ -98,8 +96,8 @@ Status CheckDeclaredByteCounts(const Graph& g) {
     for (const auto& dim : *info.shape) {
       const auto c = dim.AsInt();
       if (!c.has_value() || !__builtin_mul_overflow(bytes, *c, &bytes)) continue;
-      return InvalidInput("tensor " + Quote(value.name) + " declares shape " + ShapeToString(*info.shape) +
-                          " (" + DataTypeName(info.dtype) +
+      return InvalidInput("tensor " + Quote(value.name) + " declares shape " + ShapeToString(*info.shape) + " (" +
+                          DataTypeName(info.dtype) +
                           "), whose byte count overflows 64 bits; fix the dims in the model");
     }
   }
@@ -120,8 +118,8 @@ Status CheckHeader(const io::RawModel& raw, std::vector<std::string>& warnings) 
                         " and newer)");
   }
   if (raw.ir_version < kMinIrVersion) {
-    return InvalidInput("unsupported ir_version " + ir + " (memopt reads ir_version " +
-                        std::to_string(kMinIrVersion) + " and newer)");
+    return InvalidInput("unsupported ir_version " + ir + " (memopt reads ir_version " + std::to_string(kMinIrVersion) +
+                        " and newer)");
   }
   if (raw.ir_version > kNewestKnownIrVersion) {
     warnings.push_back("ir_version " + ir + " is newer than memopt knows (" + std::to_string(kNewestKnownIrVersion) +
@@ -234,6 +232,8 @@ Expected<Model> BuildModel(io::RawModel& raw, Model model, const LoadOptions& op
       producer[v] = node.id;
       node.outputs.push_back(v);
     }
+    proto.clear_input();  // the edges live in node.inputs / node.outputs only
+    proto.clear_output();
     node.proto = std::move(proto);
     if (i < raw.graph.node_modules.size()) node.module = std::move(raw.graph.node_modules[i]);
     g.nodes.push_back(std::move(node));
@@ -260,9 +260,7 @@ Expected<Model> BuildModel(io::RawModel& raw, Model model, const LoadOptions& op
   MEMOPT_RETURN_IF_ERROR(CheckDeclaredByteCounts(g));
 
   // Every node input and graph output must be provided by something.
-  auto provided = [&](ValueId v) {
-    return producer[v] != kNone || is_input[v] || g.values[v].initializer.has_value();
-  };
+  auto provided = [&](ValueId v) { return producer[v] != kNone || is_input[v] || g.values[v].initializer.has_value(); };
   for (const auto& node : g.nodes) {
     for (ValueId v : node.inputs) {
       if (v != kNone && !provided(v)) {

@@ -64,8 +64,8 @@ std::string Node::Describe() const {
 
 ValueId Graph::FindValue(const std::string& value_name) const {
   auto it = value_index_.find(value_name);
-  if (it != value_index_.end() && it->second >= 0 &&
-      static_cast<size_t>(it->second) < values.size() && values[it->second].name == value_name) {
+  if (it != value_index_.end() && it->second >= 0 && static_cast<size_t>(it->second) < values.size() &&
+      values[it->second].name == value_name) {
     return it->second;
   }
   // The index is stale when values were added or renamed directly; fall back to a scan.
@@ -93,6 +93,15 @@ ValueId Graph::GetOrAddValue(const std::string& value_name) {
   const auto id = static_cast<ValueId>(values.size() - 1);
   value_index_[value_name] = id;
   return id;
+}
+
+onnx::NodeProto Graph::ToProto(const Node& node) const {
+  onnx::NodeProto p = node.proto;
+  p.clear_input();
+  p.clear_output();
+  for (ValueId v : node.inputs) p.add_input(v == kNone ? std::string() : values[v].name);
+  for (ValueId v : node.outputs) p.add_output(v == kNone ? std::string() : values[v].name);
+  return p;
 }
 
 void Graph::RebuildLinks() {

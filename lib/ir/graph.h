@@ -3,14 +3,14 @@
 // memory-efficient order and the cluster strings depend on.
 #pragma once
 
+#include <onnx/onnx_pb.h>  // defines ONNX_API, then includes onnx-ml.pb.h
+
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
-
-#include <onnx/onnx_pb.h>  // defines ONNX_API, then includes onnx-ml.pb.h
 
 #include "ir/dtype.h"
 #include "sym/sym_expr.h"
@@ -39,8 +39,8 @@ struct InitializerInfo {
   Storage storage = Storage::kInline;
   std::vector<int64_t> dims;
   DataType dtype = DataType::kUndefined;
-  uint64_t file_offset = 0;   ///< kInline: offset of the TensorProto message in the model file
-  uint64_t file_length = 0;   ///< kInline: length of that message
+  uint64_t file_offset = 0;       ///< kInline: offset of the TensorProto message in the model file
+  uint64_t file_length = 0;       ///< kInline: length of that message
   std::string external_location;  ///< kExternal: path relative to the model's folder
   uint64_t external_offset = 0;
   std::optional<uint64_t> external_length;
@@ -55,8 +55,8 @@ struct InitializerInfo {
 struct Value {
   std::string name;
   TensorInfo info;
-  NodeId producer = kNone;        ///< kNone for graph inputs and initializers
-  int32_t producer_output = -1;   ///< output index within the producer
+  NodeId producer = kNone;       ///< kNone for graph inputs and initializers
+  int32_t producer_output = -1;  ///< output index within the producer
   /// (consumer node, input index), in node-id order then input order.
   std::vector<std::pair<NodeId, int32_t>> consumers;
   bool is_graph_input = false;
@@ -70,14 +70,16 @@ struct Node {
   NodeId id = kNone;
   std::string name;
   std::string op_type;
-  std::string domain;        ///< "" for ai.onnx ("ai.onnx" is normalised to "")
+  std::string domain;            ///< "" for ai.onnx ("ai.onnx" is normalised to "")
   std::vector<ValueId> inputs;   ///< kNone for an omitted optional input
   std::vector<ValueId> outputs;  ///< kNone for an omitted optional output
-  int since_version = 0;     ///< schema version the node resolves to (0 = unknown)
+  int since_version = 0;         ///< schema version the node resolves to (0 = unknown)
   /// The PyTorch module the node belongs to, where the exporter says ("" when unknown):
   /// io/torch_module_names.h.
   std::string module;
-  onnx::NodeProto proto;     ///< attributes and everything else, untouched
+  /// Attributes and everything else the file says of the node, untouched, but its edges: the
+  /// inputs and outputs live in `inputs` / `outputs` only (Graph::ToProto writes them back).
+  onnx::NodeProto proto;
 
   // Attribute helpers (default returned when the attribute is absent).
   bool HasAttr(const std::string& name) const;
@@ -95,8 +97,8 @@ class Graph {
   std::string name;
   std::vector<Node> nodes;
   std::vector<Value> values;
-  std::vector<ValueId> inputs;   ///< declared graph inputs, in order
-  std::vector<ValueId> outputs;  ///< declared graph outputs, in order
+  std::vector<ValueId> inputs;            ///< declared graph inputs, in order
+  std::vector<ValueId> outputs;           ///< declared graph outputs, in order
   std::map<std::string, int64_t> opsets;  ///< domain ("" = ai.onnx) -> version
 
   /// Id of the value called `name`, or kNone. Values appended to `values` directly are found too;
@@ -104,6 +106,9 @@ class Graph {
   ValueId FindValue(const std::string& name) const;
   /// Returns the id of `name`, creating an empty value when it does not exist yet.
   ValueId GetOrAddValue(const std::string& name);
+  /// The node as the file holds it: `proto` with the input and output names of its value ids
+  /// ("" for an omitted optional one).
+  onnx::NodeProto ToProto(const Node& node) const;
   /// Rebuilds producer/consumer links from node inputs/outputs (after edits), the graph-input/
   /// output flags from `inputs`/`outputs`, and the name index.
   void RebuildLinks();

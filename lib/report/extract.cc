@@ -1,8 +1,8 @@
 #include "report/extract.h"
 
-#include <set>
-
 #include <fmt/format.h>
+
+#include <set>
 
 namespace memopt {
 
@@ -71,7 +71,7 @@ Expected<std::string> ExtractCandidateModel(const Graph& graph, const ScanResult
   nodes.insert(nodes.end(), c.consumers.begin(), c.consumers.end());
   std::set<ValueId> produced;
   for (NodeId n : nodes) {
-    *g->add_node() = graph.node(n).proto;
+    *g->add_node() = graph.ToProto(graph.node(n));
     for (ValueId v : graph.node(n).outputs) {
       if (v != kNone) produced.insert(v);
     }

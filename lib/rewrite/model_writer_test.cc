@@ -1,11 +1,11 @@
 #include "rewrite/model_writer.h"
 
+#include <onnx/checker.h>
+
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <catch2/catch.hpp>
-#include <onnx/checker.h>
 
 #include "exec/executor.h"
 #include "plan/plan_test_util.h"
@@ -33,7 +33,7 @@ std::string ReadAll(const fs::path& path) {
 
 std::vector<std::string> Serialized(const Graph& g) {
   std::vector<std::string> nodes;
-  for (const Node& n : g.nodes) nodes.push_back(n.proto.SerializeAsString());
+  for (const Node& n : g.nodes) nodes.push_back(g.ToProto(n).SerializeAsString());
   return nodes;
 }
 
@@ -64,7 +64,8 @@ TEST_CASE("writer: every field but the node list is kept byte for byte", "[rewri
   b.mutable_graph()->clear_node();
   CHECK(a.SerializeAsString() == b.SerializeAsString());
   for (int i = 0; i < after.graph().node_size(); ++i) {
-    CHECK(after.graph().node(i).SerializeAsString() == o.rewritten.graph.nodes[i].proto.SerializeAsString());
+    CHECK(after.graph().node(i).SerializeAsString() ==
+          o.rewritten.graph.ToProto(o.rewritten.graph.nodes[i]).SerializeAsString());
   }
   // The ONNX checker accepts it wherever it accepts the input (com.microsoft ops are unknown to it).
   bool input_ok = true;
@@ -169,7 +170,7 @@ TEST_CASE("writer: models loaded from bytes are written from those bytes", "[rew
     g (float[4] x) => (float[4] y) {
       y = Neg(x)
     })",
-                               {"neg"});
+                                    {"neg"});
   fs::path dir = ScratchDir("bytes");
   Expected<WriteModelReport> r = WriteModelWithNodes(m, Serialized(m.graph), (dir / "m.onnx").string());
   INFO(r.status().message());

@@ -11,16 +11,6 @@ namespace {
 
 constexpr const char* kSuffix = "_recompute";
 
-void SetProtoInputs(onnx::NodeProto& proto, const Graph& graph, const std::vector<ValueId>& inputs) {
-  proto.clear_input();
-  for (ValueId v : inputs) proto.add_input(v == kNone ? std::string() : graph.values[v].name);
-}
-
-void SetProtoOutputs(onnx::NodeProto& proto, const Graph& graph, const std::vector<ValueId>& outputs) {
-  proto.clear_output();
-  for (ValueId v : outputs) proto.add_output(v == kNone ? std::string() : graph.values[v].name);
-}
-
 /// Node names of the clones (RewriteSpec::clones order): "<node>_recompute", as ORT names them,
 /// except that every name is unique in the written graph. ORT names the clone of an unnamed node
 /// "_recompute" (several clones then share it and ORT itself refuses the model); memopt uses the
@@ -60,12 +50,12 @@ bool IsYieldStyle(const Graph& graph, const Boundary& boundary) {
          (boundary.kind == Boundary::Kind::kOverride && graph.nodes[boundary.node].op_type == "YieldOp");
 }
 
-void SetDropoutSeed(Node& node) {
+void SetDropoutSeed(const Graph& graph, Node& node) {
   if (node.HasAttr("seed")) return;
   std::string out0;
-  for (int i = 0; i < node.proto.output_size(); ++i) {
-    if (!node.proto.output(i).empty()) {
-      out0 = node.proto.output(i);
+  for (ValueId v : node.outputs) {
+    if (v != kNone) {
+      out0 = graph.value(v).name;
       break;
     }
   }
@@ -119,7 +109,7 @@ RewrittenGraph MaterializeRewrite(const Graph& graph, const ScanResult& scan, co
       const Node& src = graph.nodes[ref];
       if (full) {
         node = src;
-        if (seeded[ref]) SetDropoutSeed(node);
+        if (seeded[ref]) SetDropoutSeed(graph, node);
       } else {
         node.op_type = src.op_type;
         node.inputs = src.inputs;
@@ -133,7 +123,7 @@ RewrittenGraph MaterializeRewrite(const Graph& graph, const ScanResult& scan, co
       const Node& src = graph.nodes[clone.original];
       if (full) {
         node = src;
-        if (seeded[clone.original]) SetDropoutSeed(node);
+        if (seeded[clone.original]) SetDropoutSeed(graph, node);
         node.name = clone_names[static_cast<size_t>(k)];
         node.proto.set_name(node.name);
         node.proto.set_doc_string("Recompute of " +
@@ -149,14 +139,6 @@ RewrittenGraph MaterializeRewrite(const Graph& graph, const ScanResult& scan, co
   for (const Rewire& r : spec.rewires) {
     Node& node = g.nodes[out.new_id[r.node]];
     node.inputs[r.slot] = r.value;
-    if (full) node.proto.set_input(r.slot, g.values[r.value].name);
-  }
-  if (full) {
-    for (NodeId id : out.clone_id) {
-      Node& node = g.nodes[id];
-      SetProtoInputs(node.proto, g, node.inputs);
-      SetProtoOutputs(node.proto, g, node.outputs);
-    }
   }
   g.RebuildLinks();
 

@@ -24,10 +24,10 @@
 namespace memopt {
 
 struct RewrittenGraph {
-  Graph graph;                     ///< node ids = written order
-  std::vector<NodeId> new_id;      ///< per original node id
-  std::vector<NodeId> clone_id;    ///< per clone (RewriteSpec::clones order)
-  Boundary boundary;               ///< the pre-rewrite boundary, mapped to the new ids
+  Graph graph;                   ///< node ids = written order
+  std::vector<NodeId> new_id;    ///< per original node id
+  std::vector<NodeId> clone_id;  ///< per clone (RewriteSpec::clones order)
+  Boundary boundary;             ///< the pre-rewrite boundary, mapped to the new ids
   /// The execution order (see ExecutionOrderOf); filled by RewriteGraph.
   ExecutionOrder order;
 };
@@ -52,7 +52,8 @@ Expected<ExecutionOrder> RewrittenExecutionOrder(const RewrittenGraph& rewritten
 /// Spec + order + full materialization + execution order in one call.
 Expected<RewrittenGraph> RewriteGraph(const Graph& graph, const ScanResult& scan, const RewriteSpec& spec);
 
-/// Adds `seed` to a Dropout-family node (proto attribute), as the rewrite does.
-void SetDropoutSeed(Node& node);
+/// Adds `seed` to a Dropout-family node of `graph` (proto attribute), as the rewrite does: the
+/// seed its first output's name gives (exec/philox.h).
+void SetDropoutSeed(const Graph& graph, Node& node);
 
 }  // namespace memopt

@@ -1,8 +1,7 @@
 #include "rewrite/recompute_rewrite.h"
 
-#include <set>
-
 #include <catch2/catch.hpp>
+#include <set>
 
 #include "plan/plan_test_util.h"
 #include "test_data.h"
@@ -34,14 +33,14 @@ TEST_CASE("rewrite: ORT GeluRecompute on recompute_gelu.onnx", "[rewrite]") {
   const Node* clone = FindNode(g, "Gelu_1_recompute");
   REQUIRE(original != nullptr);
   REQUIRE(clone != nullptr);
-  CHECK(clone->proto.input(0) == original->proto.input(0));
-  CHECK(clone->proto.input(0) == "com.microsoft::Gelu_5");
-  CHECK(clone->proto.output(0) == "onnx::Gemm_6_recompute");
+  CHECK(g.ToProto(*clone).input(0) == g.ToProto(*original).input(0));
+  CHECK(g.ToProto(*clone).input(0) == "com.microsoft::Gelu_5");
+  CHECK(g.ToProto(*clone).output(0) == "onnx::Gemm_6_recompute");
   CHECK(clone->proto.doc_string() == "Recompute of Gelu_1");
   CHECK(clone->domain == "com.microsoft");
   // The weight-gradient Gemm reads the recomputed activation; the forward Gemm the original.
-  CHECK(FindNode(g, "Gemm_2_Grad/Gemm_1")->proto.input(1) == "onnx::Gemm_6_recompute");
-  CHECK(FindNode(g, "Gemm_2")->proto.input(0) == "onnx::Gemm_6");
+  CHECK(g.ToProto(*FindNode(g, "Gemm_2_Grad/Gemm_1")).input(1) == "onnx::Gemm_6_recompute");
+  CHECK(g.ToProto(*FindNode(g, "Gemm_2")).input(0) == "onnx::Gemm_6");
   CheckRewriteInvariants(s.model.graph, s.scan, o);
   // The clone runs right before its backward consumer.
   const ExecutionOrder& order = o.rewritten.order;
@@ -65,13 +64,13 @@ TEST_CASE("rewrite: ORT TileRecompute on recompute_tile.onnx", "[rewrite]") {
   const Node* expand_clone = Producer(g, tile_clone->inputs[0]);
   REQUIRE(expand_clone != nullptr);
   CHECK(expand_clone->name == "Expand_25_recompute");
-  CHECK(expand_clone->proto.input(0) == FindNode(g, "Expand_25")->proto.input(0));
-  CHECK(expand_clone->proto.input(0) == "input1");
+  CHECK(g.ToProto(*expand_clone).input(0) == g.ToProto(*FindNode(g, "Expand_25")).input(0));
+  CHECK(g.ToProto(*expand_clone).input(0) == "input1");
   const Node* query_grad = Producer(g, g.FindValue("query_layer_grad"));
   REQUIRE(query_grad != nullptr);
-  CHECK(query_grad->proto.input(1) == tile_clone->proto.output(0));
+  CHECK(g.ToProto(*query_grad).input(1) == g.ToProto(*tile_clone).output(0));
   // The repeats input is a stashed boundary: the clone reads the original.
-  CHECK(tile_clone->proto.input(1) == "onnx::Tile_24");
+  CHECK(g.ToProto(*tile_clone).input(1) == "onnx::Tile_24");
   CheckRewriteInvariants(s.model.graph, s.scan, o);
 }
 
@@ -146,13 +145,13 @@ TEST_CASE("rewrite: shared clones are reused and later plans chain onto earlier 
   CHECK(o.spec.clones.size() == 3);
   const Node* add_clone = FindNode(g, "add_recompute");
   REQUIRE(add_clone != nullptr);
-  CHECK(add_clone->proto.input(0) == "c_recompute");
-  CHECK(add_clone->proto.input(1) == "c_recompute");
-  CHECK(FindNode(g, "sin_recompute")->proto.input(0) == "b_recompute");
-  CHECK(FindNode(g, "neg_recompute")->proto.input(0) == "x");
-  CHECK(FindNode(g, "mul_d")->proto.input(1) == "d_recompute");
-  CHECK(FindNode(g, "mul_c")->proto.input(1) == "c_recompute");
-  CHECK(FindNode(g, "mul_b")->proto.input(1) == "b_recompute");
+  CHECK(g.ToProto(*add_clone).input(0) == "c_recompute");
+  CHECK(g.ToProto(*add_clone).input(1) == "c_recompute");
+  CHECK(g.ToProto(*FindNode(g, "sin_recompute")).input(0) == "b_recompute");
+  CHECK(g.ToProto(*FindNode(g, "neg_recompute")).input(0) == "x");
+  CHECK(g.ToProto(*FindNode(g, "mul_d")).input(1) == "d_recompute");
+  CHECK(g.ToProto(*FindNode(g, "mul_c")).input(1) == "c_recompute");
+  CHECK(g.ToProto(*FindNode(g, "mul_b")).input(1) == "b_recompute");
   // Written order: each clone right before its first reader, its own clone inputs first.
   std::vector<std::string> names;
   for (const Node& n : g.nodes) names.push_back(n.name);
@@ -168,7 +167,7 @@ TEST_CASE("rewrite: Dropout gets a seed on the original and the clone", "[rewrit
       y = com.microsoft.YieldOp <full_shape_outputs = [0]> (a)
       gx = Mul(y, a)
     })",
-                               {"drop", "yield", "mul"});
+                                    {"drop", "yield", "mul"});
   Scanned s = testing::ScanModel(std::move(m), 1);
   REQUIRE(s.scan.plans.size() == 1);
   PlanOutcome o = Outcome(s, {0});
@@ -180,7 +179,7 @@ TEST_CASE("rewrite: Dropout gets a seed on the original and the clone", "[rewrit
   REQUIRE(drop->HasAttr("seed"));
   CHECK(drop->GetInt("seed", 0) == DropoutSeedFor("a"));
   CHECK(clone->GetInt("seed", 0) == DropoutSeedFor("a"));
-  CHECK(clone->proto.output(1) == "mask_recompute");
+  CHECK(g.ToProto(*clone).output(1) == "mask_recompute");
   CHECK(o.spec.seeded_dropouts == std::vector<NodeId>{drop->id});
   // h = h * 101 + c over "a" = 97.
   CHECK(DropoutSeedFor("a") == 97);
@@ -196,7 +195,7 @@ TEST_CASE("rewrite: a graph rewritten before cannot clone under a taken name", "
       c_recompute = Neg(x)
       gx = Mul(y, c)
     })",
-                               {"sin", "yield", "other", "mul"});
+                                    {"sin", "yield", "other", "mul"});
   Scanned s = testing::ScanModel(std::move(m), 1);
   REQUIRE(s.scan.plans.size() == 1);
   RewriteSpecBuilder builder(s.model.graph, s.scan);
@@ -221,12 +220,12 @@ TEST_CASE("rewrite: every clone gets a unique node name, unnamed nodes included 
   for (const Node& n : g.nodes) {
     if (n.name.empty()) continue;
     INFO("node " << n.name);
-    CHECK(names.insert(n.name).second);       // unique
+    CHECK(names.insert(n.name).second);  // unique
     CHECK(n.proto.name() == n.name);
   }
-  CHECK(FindNode(g, "add_recompute") != nullptr);      // named nodes keep ORT's name
-  CHECK(FindNode(g, "c_recompute") != nullptr);        // unnamed Sin: its output's name
-  CHECK(FindNode(g, "b_recompute_1") != nullptr);      // unnamed Neg: "b_recompute" is a node already
+  CHECK(FindNode(g, "add_recompute") != nullptr);  // named nodes keep ORT's name
+  CHECK(FindNode(g, "c_recompute") != nullptr);    // unnamed Sin: its output's name
+  CHECK(FindNode(g, "b_recompute_1") != nullptr);  // unnamed Neg: "b_recompute" is a node already
   CHECK(FindNode(g, "b_recompute_1")->proto.doc_string() == "Recompute of an unnamed Neg node");
 }
 

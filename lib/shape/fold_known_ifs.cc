@@ -62,7 +62,8 @@ class Splicer {
       for (const auto& o : bn.output()) {
         if (o.empty() || rename.count(o)) continue;
         std::string fresh = o;
-        for (int k = 1; graph_.FindValue(fresh) != kNone || taken_.count(fresh); ++k) fresh = o + "__" + std::to_string(k);
+        for (int k = 1; graph_.FindValue(fresh) != kNone || taken_.count(fresh); ++k)
+          fresh = o + "__" + std::to_string(k);
         taken_.insert(fresh);
         renamed = renamed || fresh != o;
         rename[o] = fresh;
@@ -100,6 +101,8 @@ class Splicer {
     n.module = module;
     for (const auto& in : proto.input()) n.inputs.push_back(in.empty() ? kNone : graph_.GetOrAddValue(in));
     for (const auto& o : proto.output()) n.outputs.push_back(o.empty() ? kNone : graph_.GetOrAddValue(o));
+    proto.clear_input();  // the edges live in n.inputs / n.outputs only
+    proto.clear_output();
     n.proto = std::move(proto);
     return n;
   }

@@ -1,9 +1,9 @@
 #include "verify/verify_rewrite.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "analysis/boundary.h"
 #include "analysis/exec_order.h"
@@ -32,9 +32,10 @@ std::string OutputMismatch(const std::string& name, const Tensor& want, const Te
     ++count;
     if (std::isfinite(a) && std::isfinite(b)) max_diff = std::max(max_diff, std::fabs(a - b));
   }
-  return fmt::format("output '{}' {} is not bit-identical: {} of {} elements differ, max abs diff {:g}, first at "
-                     "element {}",
-                     name, want.Describe(), count, want.numel(), max_diff, first);
+  return fmt::format(
+      "output '{}' {} is not bit-identical: {} of {} elements differ, max abs diff {:g}, first at "
+      "element {}",
+      name, want.Describe(), count, want.numel(), max_diff, first);
 }
 
 }  // namespace
@@ -55,7 +56,7 @@ Expected<std::vector<NodeId>> RewrittenRunOrder(const Graph& rewritten, const st
 Expected<VerifyResult> VerifyRewrite(const Model& original, const ScanResult& scan, const PlanOutcome& outcome,
                                      const Model& rewritten, const DimBindings& dims, const VerifyOptions& options) {
   Model reference = original;
-  for (NodeId n : outcome.spec.seeded_dropouts) SetDropoutSeed(reference.graph.nodes[n]);
+  for (NodeId n : outcome.spec.seeded_dropouts) SetDropoutSeed(reference.graph, reference.graph.nodes[n]);
 
   RunOptions reference_run;
   reference_run.seed = options.seed;

@@ -3,10 +3,9 @@
 // budgets of 0.9, 0.7 and 0.5 of the unoptimized peak).
 #include "verify/verify_rewrite.h"
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
-
-#include <catch2/catch.hpp>
 
 #include "exec/executor.h"
 #include "grad/grad_builder.h"
@@ -38,7 +37,8 @@ void WriteAndVerify(const testing::Scanned& s, const std::vector<size_t>& plans,
   fs::create_directories(dir);
   fs::path out = dir / "rewritten.onnx";
   std::vector<std::string> nodes;
-  for (const Node& n : outcome.rewritten.graph.nodes) nodes.push_back(n.proto.SerializeAsString());
+  for (const Node& n : outcome.rewritten.graph.nodes)
+    nodes.push_back(outcome.rewritten.graph.ToProto(n).SerializeAsString());
   Expected<WriteModelReport> written = WriteModelWithNodes(s.model, nodes, out.string());
   INFO(written.status().message());
   REQUIRE(written.ok());

@@ -120,7 +120,7 @@ int RunApply(const ApplyArgs& args, const GlobalOptions& globals) {
 
   std::vector<std::string> nodes;
   nodes.reserve(outcome->rewritten.graph.nodes.size());
-  for (const Node& node : outcome->rewritten.graph.nodes) nodes.push_back(node.proto.SerializeAsString());
+  for (const Node& node : outcome->rewritten.graph.nodes) nodes.push_back(outcome->rewritten.graph.ToProto(node).SerializeAsString());
   auto written = WriteModelWithNodes(loaded->model, nodes, args.output);
   if (!written.ok()) return ReportError(written.status());
 

@@ -2,13 +2,12 @@
 // by RegisterTrainingKernels (or by the full CPU registry) on given tensors, compare results.
 #pragma once
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "exec/kernel.h"
 #include "exec/tensor.h"
@@ -29,13 +28,13 @@ struct KernelCall {
     for (int i = 0; i < num_outputs; ++i) Output("y" + std::to_string(i));
   }
   KernelCall& Output(const std::string& name) {
-    node.proto.add_output(name);
     node.outputs.push_back(name.empty() ? kNone : static_cast<ValueId>(node.outputs.size()));
+    output_names.push_back(name);
     return *this;
   }
   /// Renames output i (the Dropout seed derives from output 0's name).
   KernelCall& OutputName(int i, const std::string& name) {
-    node.proto.set_output(i, name);
+    output_names[static_cast<size_t>(i)] = name;
     node.outputs[static_cast<size_t>(i)] = name.empty() ? kNone : i;
     return *this;
   }
@@ -43,7 +42,6 @@ struct KernelCall {
   /// (value ids from 1000, proto names x0, x1, ...), for kernels that read Node::inputs.
   KernelCall& Input(std::optional<Tensor> t) {
     const bool present = t.has_value();
-    node.proto.add_input(present ? "x" + std::to_string(inputs.size()) : "");
     node.inputs.push_back(present ? static_cast<ValueId>(1000 + inputs.size()) : kNone);
     inputs.push_back(std::move(t));
     return *this;
@@ -90,7 +88,8 @@ struct KernelCall {
     KernelContext ctx;
     ctx.node = &node;
     ctx.run_seed = run_seed;
-    ctx.graph = graph;
+    const Graph names = Names();
+    ctx.graph = graph != nullptr ? graph : &names;
     for (const auto& t : inputs) ctx.inputs.push_back(t.has_value() ? &*t : nullptr);
     ctx.outputs.resize(node.outputs.size());
     Status s = info->fn(ctx);
@@ -107,7 +106,18 @@ struct KernelCall {
     return info->is_random(ctx);
   }
 
+  /// The values the node names, as a graph would hold them: outputs y0, y1, ... at ids 0, 1, ...
+  /// and inputs x0, x1, ... at ids 1000, 1001, ...
+  Graph Names() const {
+    Graph g;
+    g.values.resize(1000 + inputs.size());
+    for (size_t i = 0; i < output_names.size(); ++i) g.values[i].name = output_names[i];
+    for (size_t i = 0; i < inputs.size(); ++i) g.values[1000 + i].name = "x" + std::to_string(i);
+    return g;
+  }
+
   Node node;
+  std::vector<std::string> output_names;
   std::vector<std::optional<Tensor>> inputs;
 };
 

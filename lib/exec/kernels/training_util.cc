@@ -83,7 +83,7 @@ std::vector<int64_t> ReadIndices(const Tensor& t) {
   return out;
 }
 
-uint64_t DropoutSeed(const KernelContext& ctx) { return NodeDropoutSeed(*ctx.node, ctx.run_seed); }
+uint64_t DropoutSeed(const KernelContext& ctx) { return NodeDropoutSeed(*ctx.node, ctx.graph, ctx.run_seed); }
 
 void FillDropoutMask(uint64_t seed, float ratio, int64_t n, uint8_t* keep) {
   const float keep_probability = DropoutKeepProbability(ratio);

@@ -47,7 +47,7 @@ Status DropoutCpu(KernelContext& ctx) {
   std::vector<uint8_t> keep;
   if (random) {
     keep.resize(static_cast<size_t>(n));
-    FillDropoutMask(NodeDropoutSeed(*ctx.node, ctx.run_seed), a.ratio, n, keep.data());
+    FillDropoutMask(NodeDropoutSeed(*ctx.node, ctx.graph, ctx.run_seed), a.ratio, n, keep.data());
   }
 
   // Output 0.
