@@ -90,7 +90,7 @@ void RegisterMatMulKernels(CudaKernelRegistry& r);       // kernels/matmul.cc (c
 void RegisterViewKernels(CudaKernelRegistry& r);         // kernels/view.cc (Reshape, Identity, Shape, ...)
 void RegisterDataMovementKernels(CudaKernelRegistry& r); // kernels/data_movement.cc
 void RegisterSoftmaxKernels(CudaKernelRegistry& r);      // kernels/softmax.cc (+ cross-entropy loss)
-void RegisterNormKernels(CudaKernelRegistry& r);         // kernels/norm.cc (+ Reduce*)
-void RegisterDropoutKernels(CudaKernelRegistry& r);      // kernels/dropout.cc
+void RegisterNormKernels(CudaKernelRegistry& r);         // ops/norm/norm.cc (+ Reduce*)
+void RegisterDropoutKernels(CudaKernelRegistry& r);      // ops/dropout/dropout.cc
 
 }  // namespace memopt::cuda

@@ -1,5 +1,5 @@
 // The seed of a Dropout-family node, shared by the CPU reference (ops/dropout/dropout_cpu.cc) and
-// the CUDA kernels (cuda/kernels/dropout.cc) so that both executors draw the same masks.
+// the CUDA kernels (cuda/ops/dropout/dropout.cc) so that both executors draw the same masks.
 #pragma once
 
 #include <cstdint>

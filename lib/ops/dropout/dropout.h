@@ -1,6 +1,6 @@
 // The Dropout family's decode: which inputs are data, bias and residual, whether the node runs in
 // training mode, its ratio and mask kind, with one set of checks and error messages for every
-// backend (the CPU kernels in dropout_cpu.cc, the CUDA wrappers in cuda/kernels/dropout.cc).
+// backend (the CPU kernels in dropout_cpu.cc, the CUDA wrappers in cuda/ops/dropout/dropout.cc).
 // Tensors are read for shapes and types only (a backend passes Tensor::Meta views); the scalar
 // inputs ratio and training_mode come through a reader, because a backend may have to copy them
 // from its device first.

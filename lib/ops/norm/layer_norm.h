@@ -1,6 +1,6 @@
 // The layer normalisations' decode: attributes and input shapes turned into the rows the kernels
 // work on, with one set of checks and error messages for every backend (the CPU kernels in
-// layer_norm_cpu.cc, the CUDA wrappers in cuda/kernels/norm.cc). Only shapes and types are read,
+// layer_norm_cpu.cc, the CUDA wrappers in cuda/ops/norm/norm.cc). Only shapes and types are read,
 // so a backend passes Tensor::Meta views of its device tensors.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Launch functions of kernels/dropout.cu (no graph headers; see launch.h).
+// Launch functions of ops/dropout/dropout.cu (no graph headers; see launch.h).
 #pragma once
 
 #include "launch.h"

@@ -1,4 +1,4 @@
-// kernels/norm against the CPU reference on random non-zero inputs of awkward sizes: the layer
+// ops/norm against the CPU reference on random non-zero inputs of awkward sizes: the layer
 // normalisations (axes, optional bias and outputs, parameter broadcasting, mixed and double
 // stash types) and their gradients, in float32, float16 and bfloat16.
 #include <algorithm>

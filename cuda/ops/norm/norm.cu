@@ -1,4 +1,4 @@
-// Device code of the layer normalisations (kernels/norm.cc): one group of threads per row (a
+// Device code of the layer normalisations (ops/norm/norm.cc): one group of threads per row (a
 // warp for rows up to 1024 elements, the block for longer ones), statistics in float as on the
 // CPU. The row is kept in shared memory between the passes when it fits, so x is read once.
 #include "norm_launch.h"

@@ -1,4 +1,4 @@
-// Launch functions of kernels/norm.cu and norm_grad.cu (no graph headers; see launch.h): the
+// Launch functions of ops/norm/norm.cu and norm_grad.cu (no graph headers; see launch.h): the
 // layer normalisations over the 2-D view [rows, cols] at `axis`, and their gradients.
 #pragma once
 

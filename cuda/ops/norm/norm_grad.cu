@@ -1,4 +1,4 @@
-// Device code of the layer normalisation gradients (kernels/norm.cc): dX by one group of threads
+// Device code of the layer normalisation gradients (ops/norm/norm.cc): dX by one group of threads
 // per row (a warp for rows up to 1024 elements, else the block), dScale/dBias as column sums over
 // all rows by the chunked column reduction (reduce_common.cuh): deterministic, coalesced.
 // Sums accumulate in float (the CPU uses double; see the tests' tolerance).

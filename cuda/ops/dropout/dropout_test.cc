@@ -1,4 +1,4 @@
-// kernels/dropout against the CPU reference: the bool and bit-packed masks must be identical bit
+// ops/dropout against the CPU reference: the bool and bit-packed masks must be identical bit
 // for bit (same seed derivation, same Philox words), the data outputs equal within the type's
 // rounding, for sizes that are not multiples of a Philox block (4) or a mask word (32), with the
 // `seed` attribute and with the run seed mixed with the output name.

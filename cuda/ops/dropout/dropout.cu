@@ -1,4 +1,4 @@
-// Device code of kernels/dropout.cc. Each thread handles the four elements of one Philox block
+// Device code of ops/dropout/dropout.cc. Each thread handles the four elements of one Philox block
 // (exec/philox.h: block g covers elements 4g .. 4g+3), so a single Philox call per thread draws
 // exactly the words the CPU reference draws for those elements, and the masks are bit-identical.
 // The arithmetic follows the CPU kernel's order in float with explicit rounding intrinsics, so no
