@@ -73,8 +73,8 @@ Status DivGradRule(InferContext& ctx) {
   return Status::Ok();
 }
 
-/// LayerNormalizationGrad / InvertibleLayerNormalizationGrad / BatchNormalizationGrad /
-/// SimplifiedLayerNormalizationGrad: X_grad like input 1, the parameter grads like input 2.
+/// BatchNormalizationGrad: X_grad like input 1, the parameter grads like input 2 (the layer norm
+/// gradients' rule is in ops/norm).
 Status NormGradRule(InferContext& ctx) {
   if (ctx.HasOutput(0)) ctx.CopyInputToOutput(1, 0);
   for (size_t o = 1; o < ctx.NumOutputs(); ++o) {
@@ -203,10 +203,7 @@ void RegisterGradRules(RuleRegistry& r) {
   r.Add(kMsDomain, "SoftmaxCrossEntropyGrad", LossGradRule);
   r.Add("", "SparseSoftmaxCrossEntropyGrad", LossGradRule);
   r.Add(kMsDomain, "DivGrad", DivGradRule);
-  for (const char* op : {"LayerNormalizationGrad", "InvertibleLayerNormalizationGrad", "BatchNormalizationGrad",
-                         "SimplifiedLayerNormalizationGrad"}) {
-    r.Add(kMsDomain, op, NormGradRule);
-  }
+  r.Add(kMsDomain, "BatchNormalizationGrad", NormGradRule);
   r.Add(kMsDomain, "ConvGrad", ConvGradRule);
   r.Add(kMsDomain, "ConvTransposeGrad", ConvGradRule);
   r.Add("", "MaxPoolGrad", MaxPoolGradRule);

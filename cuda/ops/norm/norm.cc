@@ -138,54 +138,48 @@ Status SkipNorm(CudaKernelContext& ctx, bool simplified) {
   return Launched(ctx, LaunchLayerNorm(t, t, a, ctx.stream()));
 }
 
-/// A per-row statistic of the gradients: float or double, one value per row.
-Status CheckStat(const CudaKernelContext& ctx, int i, const char* what, int64_t rows) {
-  MEMOPT_RETURN_IF_ERROR(RequireInput(ctx, i, what));
-  const DeviceTensor& t = ctx.input(i);
-  if (t.dtype() != DataType::kFloat && t.dtype() != DataType::kDouble) return ctx.UnsupportedType(t.dtype());
-  if (t.numel() != rows) {
-    return ctx.Error(std::string(what) + " " + t.Describe() + " must hold one value per row (" + std::to_string(rows) +
-                     " rows)");
-  }
+/// A per-row statistic of the gradients (shape checked by the decode): float or double.
+Status CheckStatType(const CudaKernelContext& ctx, int i) {
+  const DataType t = ctx.input(i).dtype();
+  if (t != DataType::kFloat && t != DataType::kDouble) return ctx.UnsupportedType(t);
   return Status::Ok();
 }
 
-Status CheckPerColumn(const CudaKernelContext& ctx, int i, const char* what, int64_t cols) {
-  MEMOPT_RETURN_IF_ERROR(RequireFloat(ctx, i, what));
-  if (ctx.input(i).numel() != cols) {
-    return ctx.Error(std::string(what) + " " + ctx.input(i).Describe() + " must have " + std::to_string(cols) +
-                     " elements (the normalised dims)");
+LayerNormGradKind LaunchKind(norm::GradKind kind) {
+  switch (kind) {
+    case norm::GradKind::kFull:
+      return LayerNormGradKind::kFull;
+    case norm::GradKind::kSimplified:
+      return LayerNormGradKind::kSimplified;
+    case norm::GradKind::kInvertible:
+      return LayerNormGradKind::kInvertible;
   }
-  return Status::Ok();
+  return LayerNormGradKind::kFull;
 }
 
-/// Inputs by kind: kFull: dY, X, scale, mean, inv_std; kSimplified: dY, X, scale, inv_std;
-/// kInvertible: dY, Y, scale, bias, inv_std. Outputs dX, dScale?, dBias? (not for kSimplified).
-Status LayerNormGrad(CudaKernelContext& ctx, LayerNormGradKind kind) {
+/// LayerNormalizationGrad, SimplifiedLayerNormalizationGrad, InvertibleLayerNormalizationGrad
+/// (decode: ops/norm/layer_norm.h). Outputs dX, dScale?, dBias? (not for the simplified form).
+Status LayerNormGrad(CudaKernelContext& ctx) {
   MEMOPT_RETURN_IF_ERROR(RequireFloat(ctx, 0, "Y_grad"));
+  auto plan = norm::DecodeLayerNormGrad(*ctx.node, InputMetas(ctx).list());
+  if (!plan.ok()) return ctx.Error(plan.status().message());
+  const LayerNormGradKind kind = LaunchKind(plan->kind);
+  const NormRows& v = plan->rows;
   MEMOPT_RETURN_IF_ERROR(RequireFloat(ctx, 1, kind == LayerNormGradKind::kInvertible ? "Y" : "X"));
+  MEMOPT_RETURN_IF_ERROR(RequireFloat(ctx, 2, "scale"));
   const DeviceTensor& dy = ctx.input(0);
   const DeviceTensor& x = ctx.input(1);
-  if (dy.numel() != x.numel()) {
-    return ctx.Error("input 0 " + dy.Describe() + " and input 1 " + x.Describe() +
-                     " must have the same number of elements");
-  }
-  if (x.rank() == 0) return ctx.Error("X must have rank >= 1");
-  MEMOPT_ASSIGN_OR_RETURN(NormRows v, MakeRows(ctx, x));
-  MEMOPT_RETURN_IF_ERROR(CheckPerColumn(ctx, 2, "scale", v.cols));
   const DeviceTensor& scale = ctx.input(2);
-  int inv_index = 4;
-  if (kind == LayerNormGradKind::kFull) {
-    MEMOPT_RETURN_IF_ERROR(CheckStat(ctx, 3, "mean", v.rows));
-  } else if (kind == LayerNormGradKind::kSimplified) {
-    inv_index = 3;
-  } else {
-    MEMOPT_RETURN_IF_ERROR(CheckPerColumn(ctx, 3, "bias", v.cols));
-    MEMOPT_RETURN_IF_ERROR(CheckSameType(ctx, ctx.input(3), "bias", scale.dtype()));
+  if (plan->bias_input >= 0) {
+    MEMOPT_RETURN_IF_ERROR(RequireFloat(ctx, plan->bias_input, "bias"));
+    MEMOPT_RETURN_IF_ERROR(CheckSameType(ctx, ctx.input(plan->bias_input), "bias", scale.dtype()));
   }
-  MEMOPT_RETURN_IF_ERROR(CheckStat(ctx, inv_index, "inv_std_dev", v.rows));
-  const DeviceTensor& inv = ctx.input(inv_index);
-  if (kind == LayerNormGradKind::kFull) MEMOPT_RETURN_IF_ERROR(CheckSameType(ctx, ctx.input(3), "mean", inv.dtype()));
+  MEMOPT_RETURN_IF_ERROR(CheckStatType(ctx, plan->inv_input));
+  const DeviceTensor& inv = ctx.input(plan->inv_input);
+  if (plan->mean_input >= 0) {
+    MEMOPT_RETURN_IF_ERROR(CheckStatType(ctx, plan->mean_input));
+    MEMOPT_RETURN_IF_ERROR(CheckSameType(ctx, ctx.input(plan->mean_input), "mean", inv.dtype()));
+  }
   MEMOPT_RETURN_IF_ERROR(CheckSameType(ctx, dy, "Y_grad", x.dtype()));
   MEMOPT_RETURN_IF_ERROR(CheckTypePair(ctx, x.dtype(), scale.dtype()));
   const bool want_dscale = Wanted(ctx, 1);
@@ -203,8 +197,8 @@ Status LayerNormGrad(CudaKernelContext& ctx, LayerNormGradKind kind) {
   a.dy = dy.raw();
   a.x = x.raw();
   a.scale = scale.raw();
-  a.bias = kind == LayerNormGradKind::kInvertible ? ctx.input(3).raw() : nullptr;
-  a.mean = kind == LayerNormGradKind::kFull ? ctx.input(3).raw() : nullptr;
+  a.bias = plan->bias_input >= 0 ? ctx.input(plan->bias_input).raw() : nullptr;
+  a.mean = plan->mean_input >= 0 ? ctx.input(plan->mean_input).raw() : nullptr;
   a.inv_std = inv.raw();
   a.stats_double = inv.dtype() == DataType::kDouble;
   a.dx = ctx.outputs[0].raw();
@@ -227,12 +221,9 @@ void RegisterNormKernels(CudaKernelRegistry& r) {
   r.Register("", "RMSNormalization", [](CudaKernelContext& ctx) { return NormalizeLastDims(ctx, true, -1, -1, -1); });
   r.Register(kMs, "SkipLayerNormalization", [](CudaKernelContext& ctx) { return SkipNorm(ctx, false); });
   r.Register(kMs, "SkipSimplifiedLayerNormalization", [](CudaKernelContext& ctx) { return SkipNorm(ctx, true); });
-  r.Register(kMs, "LayerNormalizationGrad",
-             [](CudaKernelContext& ctx) { return LayerNormGrad(ctx, LayerNormGradKind::kFull); });
-  r.Register(kMs, "SimplifiedLayerNormalizationGrad",
-             [](CudaKernelContext& ctx) { return LayerNormGrad(ctx, LayerNormGradKind::kSimplified); });
-  r.Register(kMs, "InvertibleLayerNormalizationGrad",
-             [](CudaKernelContext& ctx) { return LayerNormGrad(ctx, LayerNormGradKind::kInvertible); });
+  r.Register(kMs, "LayerNormalizationGrad", LayerNormGrad);
+  r.Register(kMs, "SimplifiedLayerNormalizationGrad", LayerNormGrad);
+  r.Register(kMs, "InvertibleLayerNormalizationGrad", LayerNormGrad);
   RegisterReduceKernels(r);
 }
 

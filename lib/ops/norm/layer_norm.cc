@@ -1,11 +1,12 @@
 // The layer normalisations: LayerNormalization (ONNX 17 and the ORT contrib form in domain ""),
-// SimplifiedLayerNormalization (domain "" v1), RMSNormalization (opset 23), and the com.microsoft
+// SimplifiedLayerNormalization (domain "" v1), RMSNormalization (opset 23), the com.microsoft
 // inference fusions SkipLayerNormalization / SkipSimplifiedLayerNormalization
-// (ort_training_ops.md 2.11-2.13).
+// (ort_training_ops.md 2.11-2.13), and their com.microsoft gradient ops LayerNormalizationGrad,
+// SimplifiedLayerNormalizationGrad and InvertibleLayerNormalizationGrad (3.10-3.12).
 //
 // Each op's whole definition: the decode every backend calls (layer_norm.h), shape rules,
 // gradient rules with the statistics they save, cost classes, and the CPU kernels
-// (layer_norm_cpu.cc). Their gradient ops' kernels are still in exec/kernels/training_norm_grad.cc.
+// (layer_norm_cpu.cc, layer_norm_grad_cpu.cc).
 #include "ops/norm/layer_norm.h"
 
 #include "exec/kernels/math_util.h"
@@ -21,6 +22,7 @@ Status SimplifiedLayerNormalizationCpu(KernelContext& ctx);
 Status RMSNormalizationCpu(KernelContext& ctx);
 Status SkipLayerNormalizationCpu(KernelContext& ctx);
 Status SkipSimplifiedLayerNormalizationCpu(KernelContext& ctx);
+Status LayerNormalizationGradCpu(KernelContext& ctx);  // layer_norm_grad_cpu.cc
 
 Expected<NormRows> DecodeNormRows(const Node& node, const Tensor& x) {
   const int64_t raw_axis = node.GetInt("axis", -1);
@@ -36,6 +38,55 @@ Expected<NormRows> DecodeNormRows(const Node& node, const Tensor& x) {
   v.stat_shape = x.shape();
   for (int64_t i = v.axis; i < x.rank(); ++i) v.stat_shape[static_cast<size_t>(i)] = 1;
   return v;
+}
+
+Expected<LayerNormGradPlan> DecodeLayerNormGrad(const Node& node, const std::vector<const Tensor*>& inputs) {
+  auto in = [&](int i, const char* what) -> Expected<const Tensor*> {
+    if (i >= static_cast<int>(inputs.size()) || inputs[static_cast<size_t>(i)] == nullptr) {
+      return InvalidInput("missing required input " + std::to_string(i) + " (" + what + ")");
+    }
+    return inputs[static_cast<size_t>(i)];
+  };
+  LayerNormGradPlan p;
+  p.kind = node.op_type == "SimplifiedLayerNormalizationGrad"   ? GradKind::kSimplified
+           : node.op_type == "InvertibleLayerNormalizationGrad" ? GradKind::kInvertible
+                                                                : GradKind::kFull;
+  MEMOPT_ASSIGN_OR_RETURN(const Tensor* dy, in(0, "Y_grad"));
+  MEMOPT_ASSIGN_OR_RETURN(const Tensor* x, in(1, p.kind == GradKind::kInvertible ? "Y" : "X"));
+  if (dy->numel() != x->numel()) {
+    return InvalidInput("input 0 " + dy->Describe() + " and input 1 " + x->Describe() +
+                        " must have the same number of elements");
+  }
+  if (x->rank() == 0) return InvalidInput("X must have rank >= 1");
+  MEMOPT_ASSIGN_OR_RETURN(p.rows, DecodeNormRows(node, *x));
+  auto per_column = [&](int i, const char* what) -> Status {
+    MEMOPT_ASSIGN_OR_RETURN(const Tensor* t, in(i, what));
+    if (t->numel() != p.rows.cols) {
+      return InvalidInput(std::string(what) + " " + t->Describe() + " must have " + std::to_string(p.rows.cols) +
+                          " elements (the normalised dims)");
+    }
+    return Status::Ok();
+  };
+  auto per_row = [&](int i, const char* what) -> Status {
+    MEMOPT_ASSIGN_OR_RETURN(const Tensor* t, in(i, what));
+    if (t->numel() != p.rows.rows) {
+      return InvalidInput(std::string(what) + " " + t->Describe() + " must hold one value per row (" +
+                          std::to_string(p.rows.rows) + " rows)");
+    }
+    return Status::Ok();
+  };
+  MEMOPT_RETURN_IF_ERROR(per_column(2, "scale"));
+  if (p.kind == GradKind::kFull) {
+    p.mean_input = 3;
+    MEMOPT_RETURN_IF_ERROR(per_row(3, "mean"));
+  } else if (p.kind == GradKind::kSimplified) {
+    p.inv_input = 3;
+  } else {
+    p.bias_input = 3;
+    MEMOPT_RETURN_IF_ERROR(per_column(3, "bias"));
+  }
+  MEMOPT_RETURN_IF_ERROR(per_row(p.inv_input, "inv_std_dev"));
+  return p;
 }
 
 namespace {
@@ -59,8 +110,8 @@ Expected<LayerNormPlan> DecodeLayerNorm(const Node& node, const Tensor& x, const
   MEMOPT_RETURN_IF_ERROR(CheckParam(scale, "Scale", p.rows));
   if (bias != nullptr) MEMOPT_RETURN_IF_ERROR(CheckParam(*bias, "B", p.rows));
   p.epsilon = node.GetFloat("epsilon", 1e-5f);
-  p.stash = node.GetInt("stash_type", 1) == static_cast<int64_t>(DataType::kDouble) ? DataType::kDouble
-                                                                                   : DataType::kFloat;
+  p.stash =
+      node.GetInt("stash_type", 1) == static_cast<int64_t>(DataType::kDouble) ? DataType::kDouble : DataType::kFloat;
   p.y_type = math::IsFloatFamily(scale.dtype()) ? scale.dtype() : x.dtype();
   return p;
 }
@@ -79,8 +130,7 @@ Expected<SkipNormPlan> DecodeSkipNorm(const Node& node, const std::vector<const 
   if (x.rank() < 1) return InvalidInput("input must have rank >= 1");
   p.hidden = x.dim(x.rank() - 1);
   p.rows = p.hidden > 0 ? x.numel() / p.hidden : 0;
-  if (skip.numel() == 0 || x.numel() % skip.numel() != 0 || skip.rank() < 1 ||
-      skip.dim(skip.rank() - 1) != p.hidden) {
+  if (skip.numel() == 0 || x.numel() % skip.numel() != 0 || skip.rank() < 1 || skip.dim(skip.rank() - 1) != p.hidden) {
     return InvalidInput("skip " + ShapeToString(skip.shape()) + " does not match input " + ShapeToString(x.shape()));
   }
   p.skip_rows = skip.numel() / p.hidden;
@@ -100,9 +150,7 @@ namespace {
 
 // ---- shape rules ----
 
-std::optional<Shape> OptShape(const Shape* s) {
-  return s ? std::optional<Shape>(*s) : std::nullopt;
-}
+std::optional<Shape> OptShape(const Shape* s) { return s ? std::optional<Shape>(*s) : std::nullopt; }
 
 DataType StashType(const shape::InferContext& ctx) {
   const int64_t raw = ctx.node().GetInt("stash_type", 1);
@@ -154,6 +202,15 @@ Status SkipLayerNormShape(shape::InferContext& ctx) {
   return Status::Ok();
 }
 
+/// The gradients: dX like input 1 (X or Y), dScale and dBias like input 2 (scale).
+Status LayerNormGradShape(shape::InferContext& ctx) {
+  if (ctx.HasOutput(0)) ctx.CopyInputToOutput(1, 0);
+  for (size_t o = 1; o < ctx.NumOutputs(); ++o) {
+    if (ctx.HasOutput(o)) ctx.CopyInputToOutput(2, o);
+  }
+  return Status::Ok();
+}
+
 // ---- gradient rules (the builder gives the forward its Mean / InvStdDev outputs first) ----
 
 Status LayerNormGrad(grad::NodeGrad& g) {
@@ -190,8 +247,7 @@ MEMOPT_OPS(norm, layer_norm) {
 
   ops.SetShape("", "LayerNormalization", norm::LayerNormShape);
   ops.SetCpuKernel("", "LayerNormalization", {norm::LayerNormalizationCpu, floats});
-  ops.SetGrad("", "LayerNormalization",
-              {norm::LayerNormGrad, {}, {{1, "_saved_mean"}, {2, "_saved_inv_std_var"}}});
+  ops.SetGrad("", "LayerNormalization", {norm::LayerNormGrad, {}, {{1, "_saved_mean"}, {2, "_saved_inv_std_var"}}});
   ops.SetCost("", "LayerNormalization", cost);
 
   ops.SetShape("", "SimplifiedLayerNormalization", norm::LayerNormShape);
@@ -211,4 +267,10 @@ MEMOPT_OPS(norm, layer_norm) {
   ops.SetCpuKernel(kMicrosoftDomain, "SkipSimplifiedLayerNormalization",
                    {norm::SkipSimplifiedLayerNormalizationCpu, floats});
   ops.SetCost(kMicrosoftDomain, "SkipSimplifiedLayerNormalization", cost);
+
+  for (const char* op :
+       {"LayerNormalizationGrad", "SimplifiedLayerNormalizationGrad", "InvertibleLayerNormalizationGrad"}) {
+    ops.SetShape(kMicrosoftDomain, op, norm::LayerNormGradShape);
+    ops.SetCpuKernel(kMicrosoftDomain, op, {norm::LayerNormalizationGradCpu, floats});
+  }
 }

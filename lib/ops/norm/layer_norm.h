@@ -31,7 +31,7 @@ Expected<NormRows> DecodeNormRows(const Node& node, const Tensor& x);
 struct LayerNormPlan {
   NormRows rows;
   double epsilon = 1e-5;
-  DataType stash = DataType::kFloat;  ///< Mean/InvStdDev and statistics: double for stash_type = 11
+  DataType stash = DataType::kFloat;   ///< Mean/InvStdDev and statistics: double for stash_type = 11
   DataType y_type = DataType::kFloat;  ///< Scale's type (X's when Scale is not a float type)
 };
 
@@ -54,5 +54,25 @@ struct SkipNormPlan {
 /// `inputs` as the kernel sees them (nullptr where omitted). Checks that skip and gamma are
 /// there, skip against input, and gamma/beta/bias against the hidden size.
 Expected<SkipNormPlan> DecodeSkipNorm(const Node& node, const std::vector<const Tensor*>& inputs, bool simplified);
+
+/// The gradients: LayerNormalizationGrad(dY, X, scale, mean, inv_std_dev),
+/// SimplifiedLayerNormalizationGrad(dY, X, scale, inv_std_dev) and
+/// InvertibleLayerNormalizationGrad(dY, Y, scale, bias, inv_std_dev), over the rows of X (or Y) at
+/// `axis`. Outputs dX, dScale?, dBias? (no dBias for the simplified form).
+enum class GradKind { kFull, kSimplified, kInvertible };
+
+struct LayerNormGradPlan {
+  GradKind kind = GradKind::kFull;
+  NormRows rows;
+  int mean_input = -1;  ///< kFull only
+  int bias_input = -1;  ///< kInvertible only
+  int inv_input = 4;
+};
+
+/// `inputs` as the kernel sees them (nullptr where omitted). Checks that dY and X have as many
+/// elements, X has rank >= 1 and the axis is in range, scale (and the invertible form's bias) hold
+/// one value per normalised element, and mean / inv_std_dev one per row. Element types are the
+/// backend's to check.
+Expected<LayerNormGradPlan> DecodeLayerNormGrad(const Node& node, const std::vector<const Tensor*>& inputs);
 
 }  // namespace memopt::norm
