@@ -35,6 +35,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 SEQ, BATCH, VOCAB, HIDDEN, HEADS, LAYERS = 8, 2, 50, 32, 2, 2
+# ConvNet and MLP widths. scripts/bench_exec.py imports this module and scales every size up.
+CNN_CHANNELS, CNN_CLASSES = 8, 5
+MLP_IN, MLP_HIDDEN, MLP_OUT = 6, 16, 4
 
 
 class SelfAttention(nn.Module):
@@ -213,10 +216,10 @@ class Cnn(nn.Module):
 
     def __init__(self):
         super().__init__()
-        self.stem = nn.Conv2d(3, 8, 3, padding=1)
-        self.bn = nn.BatchNorm2d(8)
-        self.block = BasicBlock(8)
-        self.fc = nn.Linear(8, 5)
+        self.stem = nn.Conv2d(3, CNN_CHANNELS, 3, padding=1)
+        self.bn = nn.BatchNorm2d(CNN_CHANNELS)
+        self.block = BasicBlock(CNN_CHANNELS)
+        self.fc = nn.Linear(CNN_CHANNELS, CNN_CLASSES)
 
     def forward(self, images, labels):
         x = F.max_pool2d(F.relu(self.bn(self.stem(images))), 2)
@@ -227,8 +230,8 @@ class Cnn(nn.Module):
 class Mlp(nn.Module):
     def __init__(self):
         super().__init__()
-        self.fc1 = nn.Linear(6, 16)
-        self.fc2 = nn.Linear(16, 4)
+        self.fc1 = nn.Linear(MLP_IN, MLP_HIDDEN)
+        self.fc2 = nn.Linear(MLP_HIDDEN, MLP_OUT)
 
     def forward(self, x):
         return self.fc2(torch.tanh(self.fc1(x)))

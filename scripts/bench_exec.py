@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""memopt's CPU executor against ONNX Runtime (CPU provider) and PyTorch eager, on the same models.
+
+The models are the held-out-style modules of scripts/export_torch_fixtures.py (GPT-2-, BERT-,
+ResNet-style and an MLP with a loss), scaled up to benchmark sizes. For each module:
+  forward   the torch.onnx.export graph (opset 17), run as it is;
+            PyTorch: the module's forward under torch.no_grad().
+  grad      `memopt grad` of that export: forward + backward in one graph. Its YieldOp (which ORT
+            runs only inside ORTModule) is replaced by graph inputs carrying the same incoming
+            gradients (1 for the scalar loss), and memopt and ORT both run that graph;
+            PyTorch: zero_grad + forward + backward.
+memopt runs `memopt bench --inputs DIR --format json` (the whole step, MEMOPT_NUM_THREADS=t), ORT
+an InferenceSession (all graph optimisations, intra-op threads t, sequential), PyTorch with
+torch.set_num_threads(t); all on the same input tensors. Each figure is the median over --rounds
+alternating rounds of the median over --iters iterations (after warm-up). The table gives
+milliseconds and the ratios memopt / ORT and memopt / PyTorch, and memopt's own speedup from one
+thread to the largest thread count.
+
+Usage: scripts/bench_exec.py [--memopt build/tools/memopt] [--threads 1,2] [--cases gpt2,bert,cnn,mlp]
+Needs onnxruntime-training (or onnxruntime), torch, onnx and numpy (scripts/bench_exec.sh makes a venv).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+import numpy as np
+import onnx
+import onnx.helper
+import onnx.numpy_helper
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import export_torch_fixtures as fx  # noqa: E402  (the module definitions; sizes are set below)
+
+
+def set_sizes(size):
+    """Benchmark sizes (the fixtures' are tiny, for tests)."""
+    if size == "small":  # a quick dry run
+        fx.SEQ, fx.BATCH, fx.VOCAB, fx.HIDDEN, fx.HEADS, fx.LAYERS = 32, 2, 200, 64, 4, 2
+        fx.CNN_CHANNELS, fx.CNN_CLASSES = 8, 10
+        fx.MLP_IN, fx.MLP_HIDDEN, fx.MLP_OUT = 64, 128, 10
+        return {"cnn_batch": 4, "cnn_hw": 16, "mlp_batch": 16}
+    fx.SEQ, fx.BATCH, fx.VOCAB, fx.HIDDEN, fx.HEADS, fx.LAYERS = 128, 8, 2000, 256, 4, 2
+    fx.CNN_CHANNELS, fx.CNN_CLASSES = 32, 10
+    fx.MLP_IN, fx.MLP_HIDDEN, fx.MLP_OUT = 784, 1024, 10
+    return {"cnn_batch": 16, "cnn_hw": 32, "mlp_batch": 128}
+
+
+class MlpLoss(torch.nn.Module):
+    """The fixtures' MLP with a cross-entropy loss, so that its step is a training step."""
+
+    def __init__(self):
+        super().__init__()
+        self.mlp = fx.Mlp()
+
+    def forward(self, x, labels):
+        return torch.nn.functional.cross_entropy(self.mlp(x), labels)
+
+
+def cases(extra):
+    g = torch.Generator().manual_seed(1234)
+    b, t, v = fx.BATCH, fx.SEQ, fx.VOCAB
+    ids = torch.randint(0, v, (b, t), generator=g)
+    labels = torch.randint(0, v, (b, t), generator=g)
+    mlm = labels.clone()
+    mlm[:, ::3] = -100
+    token_types = (torch.arange(t)[None, :] >= t // 2).long().repeat(b, 1)
+    mask = torch.ones(b, t, dtype=torch.long)
+    mask[1:, -t // 4:] = 0
+    hw = extra["cnn_hw"]
+    return {
+        "gpt2": (fx.Gpt2, {"input_ids": ids, "labels": labels}, False),
+        "bert": (fx.Bert, {"input_ids": ids, "token_type_ids": token_types, "attention_mask": mask,
+                           "labels": mlm}, False),
+        "cnn": (fx.Cnn, {"images": torch.randn(extra["cnn_batch"], 3, hw, hw, generator=g),
+                         "labels": torch.randint(0, fx.CNN_CLASSES, (extra["cnn_batch"],), generator=g)}, True),
+        "mlp": (MlpLoss, {"x": torch.randn(extra["mlp_batch"], fx.MLP_IN, generator=g),
+                          "labels": torch.randint(0, fx.MLP_OUT, (extra["mlp_batch"],), generator=g)}, False),
+    }
+
+
+def save_inputs(folder, arrays):
+    os.makedirs(folder, exist_ok=True)
+    for name, array in arrays.items():
+        with open(os.path.join(folder, name + ".pb"), "wb") as f:
+            f.write(onnx.numpy_helper.from_array(array, name).SerializeToString())
+
+
+def strip_yield(path, out_path):
+    """The YieldOp's outputs become graph inputs; returns their names and the values fed (ones)."""
+    model = onnx.load(path)
+    graph = model.graph
+    yields = [n for n in graph.node if n.op_type == "YieldOp"]
+    if len(yields) != 1:
+        raise SystemExit(f"{path}: expected one YieldOp, found {len(yields)}")
+    y = yields[0]
+    info = {vi.name: vi for vi in list(graph.value_info) + list(graph.output) + list(graph.input)}
+    feeds = {}
+    for i, out in enumerate(y.output):
+        if not out:
+            continue
+        src = info.get(y.input[i])
+        elem = src.type.tensor_type.elem_type if src is not None else onnx.TensorProto.FLOAT
+        dims = [d.dim_value for d in src.type.tensor_type.shape.dim] if src is not None else []
+        if any(d <= 0 for d in dims):
+            raise SystemExit(f"{path}: YieldOp input {y.input[i]} has no static shape")
+        graph.input.append(onnx.helper.make_tensor_value_info(out, elem, dims))
+        feeds[out] = np.ones(dims, dtype=onnx.helper.tensor_dtype_to_np_dtype(elem))
+    graph.node.remove(y)
+    onnx.save(model, out_path)
+    return feeds
+
+
+def median_ms(fn, iters, warmup):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(iters):
+        start = time.perf_counter()
+        fn()
+        times.append(1000.0 * (time.perf_counter() - start))
+    return statistics.median(times)
+
+
+def memopt_ms(memopt, model, inputs, threads, iters, warmup):
+    env = dict(os.environ, MEMOPT_NUM_THREADS=str(threads))
+    out = subprocess.run([memopt, "bench", model, "--inputs", inputs, "--iters", str(iters), "--warmup",
+                          str(warmup), "--format", "json"], env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"memopt bench {model} failed ({out.returncode}): {out.stderr.strip()}")
+    return json.loads(out.stdout)["models"][0]["time_ms"]["median"]
+
+
+def ort_runner(model, feeds, threads):
+    import onnxruntime as ort
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    session = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
+    names = {i.name for i in session.get_inputs()}
+    run_feeds = {k: v for k, v in feeds.items() if k in names}
+    return lambda: session.run(None, run_feeds)
+
+
+def torch_runner(module, inputs, training, grad):
+    args = tuple(inputs.values())
+    if not grad:
+        def forward():
+            with torch.no_grad():
+                module(*args)
+        return forward
+
+    def step():
+        module.zero_grad(set_to_none=False)
+        module(*args).backward()
+    return step
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser.add_argument("--memopt", default=os.path.join(here, "..", "build", "tools", "memopt"))
+    parser.add_argument("--threads", default="1,2", help="comma-separated thread counts")
+    parser.add_argument("--cases", default="gpt2,bert,cnn,mlp")
+    parser.add_argument("--size", choices=["bench", "small"], default="bench")
+    parser.add_argument("--iters", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--work", default=None, help="folder for the models (default: a temporary one)")
+    parser.add_argument("--json", default=None, help="also write the rows here")
+    args = parser.parse_args()
+    threads = [int(x) for x in args.threads.split(",")]
+    extra = set_sizes(args.size)
+    work = args.work or tempfile.mkdtemp(prefix="memopt_bench_exec_")
+    os.makedirs(work, exist_ok=True)
+    all_cases = cases(extra)
+    rows = []
+    for name in args.cases.split(","):
+        if name not in all_cases:
+            raise SystemExit(f"unknown case '{name}' (known: {', '.join(all_cases)})")
+        cls, inputs, training = all_cases[name]
+        torch.manual_seed(7)
+        module = cls()
+        fx.randomize(module, 7)
+        module.train(training)
+        folder = os.path.join(work, name)
+        os.makedirs(folder, exist_ok=True)
+        forward = os.path.join(folder, "forward.onnx")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(module, tuple(inputs.values()), forward, dynamo=False, opset_version=17,
+                              input_names=list(inputs), output_names=["loss"], do_constant_folding=False,
+                              training=torch.onnx.TrainingMode.TRAINING if training
+                              else torch.onnx.TrainingMode.EVAL)
+        arrays = {k: v.numpy() for k, v in inputs.items()}
+        save_inputs(os.path.join(folder, "forward_inputs"), arrays)
+        training_graph = os.path.join(folder, "training.onnx")
+        made = subprocess.run([args.memopt, "grad", forward, "-o", training_graph], capture_output=True, text=True)
+        if made.returncode != 0:
+            raise SystemExit(f"memopt grad {forward} failed: {made.stderr.strip()}")
+        grad_graph = os.path.join(folder, "grad.onnx")
+        grad_arrays = dict(arrays, **strip_yield(training_graph, grad_graph))
+        save_inputs(os.path.join(folder, "grad_inputs"), grad_arrays)
+        for kind, model, feeds, inputs_dir in (("forward", forward, arrays, "forward_inputs"),
+                                               ("grad", grad_graph, grad_arrays, "grad_inputs")):
+            row = {"case": f"{name} {kind}", "ms": {}}
+            for t in threads:
+                torch.set_num_threads(t)
+                ort_run = ort_runner(model, feeds, t)
+                torch_run = torch_runner(module, inputs, training, kind == "grad")
+                samples = {"memopt": [], "ort": [], "torch": []}
+                for _ in range(args.rounds):
+                    samples["memopt"].append(memopt_ms(args.memopt, model, os.path.join(folder, inputs_dir), t,
+                                                       args.iters, args.warmup))
+                    samples["ort"].append(median_ms(ort_run, args.iters, args.warmup))
+                    samples["torch"].append(median_ms(torch_run, args.iters, args.warmup))
+                row["ms"][t] = {k: statistics.median(v) for k, v in samples.items()}
+                print(f"  {row['case']}, {t} thread(s): " +
+                      ", ".join(f"{k} {v:.2f} ms" for k, v in row["ms"][t].items()), file=sys.stderr)
+            rows.append(row)
+
+    print(f"sizes: {args.size} (GPT/BERT batch {fx.BATCH} x seq {fx.SEQ}, hidden {fx.HIDDEN}, {fx.LAYERS} layers, "
+          f"vocab {fx.VOCAB}; ConvNet batch {extra['cnn_batch']} x 3 x {extra['cnn_hw']}^2, {fx.CNN_CHANNELS} "
+          f"channels; MLP batch {extra['mlp_batch']}, {fx.MLP_IN}-{fx.MLP_HIDDEN}-{fx.MLP_OUT}); medians of "
+          f"{args.rounds} rounds x {args.iters} iterations; torch {torch.__version__}")
+    header = "| case |"
+    sep = "|---|"
+    for t in threads:
+        header += f" memopt ms ({t}t) | ORT ms ({t}t) | PyTorch ms ({t}t) | memopt/ORT ({t}t) | memopt/PyTorch ({t}t) |"
+        sep += "---|---|---|---|---|"
+    if len(threads) > 1:
+        header += f" memopt speedup {threads[0]}t->{threads[-1]}t |"
+        sep += "---|"
+    print(header)
+    print(sep)
+    for row in rows:
+        line = f"| {row['case']} |"
+        for t in threads:
+            m = row["ms"][t]
+            line += (f" {m['memopt']:.2f} | {m['ort']:.2f} | {m['torch']:.2f} | {m['memopt'] / m['ort']:.2f} |"
+                     f" {m['memopt'] / m['torch']:.2f} |")
+        if len(threads) > 1:
+            line += f" {row['ms'][threads[0]]['memopt'] / row['ms'][threads[-1]]['memopt']:.2f} |"
+        print(line)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"size": args.size, "threads": threads, "rows": rows}, f, indent=2)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
