@@ -60,41 +60,49 @@ Expected<std::vector<SliceAxis>> ResolveSliceRegion(const std::vector<int64_t>& 
   return region;
 }
 
+namespace {
+
+/// Slice's lists from inputs: starts, ends, axes? and steps? at `first` .. `first` + 3.
+struct SliceLists {
+  std::vector<int64_t> starts, ends, axes, steps;
+};
+
+Expected<SliceLists> ReadSliceLists(const std::vector<const Tensor*>& inputs, const IntListReader& read, int first) {
+  SliceLists l;
+  MEMOPT_ASSIGN_OR_RETURN(l.starts, ReadIntList(inputs, read, first, "starts"));
+  MEMOPT_ASSIGN_OR_RETURN(l.ends, ReadIntList(inputs, read, first + 1, "ends"));
+  if (HasInput(inputs, first + 2)) {
+    MEMOPT_ASSIGN_OR_RETURN(l.axes, ReadIntList(inputs, read, first + 2, "axes"));
+  }
+  if (HasInput(inputs, first + 3)) {
+    MEMOPT_ASSIGN_OR_RETURN(l.steps, ReadIntList(inputs, read, first + 3, "steps"));
+  }
+  return l;
+}
+
+}  // namespace
+
 Expected<std::vector<SliceAxis>> DecodeSlice(const Node& node, const std::vector<int64_t>& shape,
                                              const std::vector<const Tensor*>& inputs, const IntListReader& read) {
-  std::vector<int64_t> starts, ends, axes, steps;
+  SliceLists l;
   if (node.since_version != 0 && node.since_version < 10 && !HasInput(inputs, 1)) {
-    starts = node.GetInts("starts");
-    ends = node.GetInts("ends");
-    axes = node.GetInts("axes");
+    l.starts = node.GetInts("starts");
+    l.ends = node.GetInts("ends");
+    l.axes = node.GetInts("axes");
   } else {
-    MEMOPT_ASSIGN_OR_RETURN(starts, ReadIntList(inputs, read, 1, "starts"));
-    MEMOPT_ASSIGN_OR_RETURN(ends, ReadIntList(inputs, read, 2, "ends"));
-    if (HasInput(inputs, 3)) {
-      MEMOPT_ASSIGN_OR_RETURN(axes, ReadIntList(inputs, read, 3, "axes"));
-    }
-    if (HasInput(inputs, 4)) {
-      MEMOPT_ASSIGN_OR_RETURN(steps, ReadIntList(inputs, read, 4, "steps"));
-    }
+    MEMOPT_ASSIGN_OR_RETURN(l, ReadSliceLists(inputs, read, 1));
   }
-  return ResolveSliceRegion(shape, starts, ends, std::move(axes), std::move(steps));
+  return ResolveSliceRegion(shape, l.starts, l.ends, std::move(l.axes), std::move(l.steps));
 }
 
 Expected<std::vector<SliceAxis>> DecodeSliceGrad(const std::vector<int64_t>& shape,
                                                  const std::vector<const Tensor*>& inputs, const IntListReader& read) {
-  std::vector<int64_t> starts, ends, axes, steps;
-  MEMOPT_ASSIGN_OR_RETURN(starts, ReadIntList(inputs, read, 2, "starts"));
-  MEMOPT_ASSIGN_OR_RETURN(ends, ReadIntList(inputs, read, 3, "ends"));
-  if (HasInput(inputs, 4)) {
-    MEMOPT_ASSIGN_OR_RETURN(axes, ReadIntList(inputs, read, 4, "axes"));
-  }
-  if (HasInput(inputs, 5)) {
-    MEMOPT_ASSIGN_OR_RETURN(steps, ReadIntList(inputs, read, 5, "steps"));
-  }
-  if ((HasInput(inputs, 4) && axes.size() != starts.size()) || (HasInput(inputs, 5) && steps.size() != starts.size())) {
+  MEMOPT_ASSIGN_OR_RETURN(SliceLists l, ReadSliceLists(inputs, read, 2));
+  if ((HasInput(inputs, 4) && l.axes.size() != l.starts.size()) ||
+      (HasInput(inputs, 5) && l.steps.size() != l.starts.size())) {
     return InvalidInput("starts, ends, axes and steps must have the same length");
   }
-  return ResolveSliceRegion(shape, starts, ends, std::move(axes), std::move(steps));
+  return ResolveSliceRegion(shape, l.starts, l.ends, std::move(l.axes), std::move(l.steps));
 }
 
 SliceAddress AddressOf(const std::vector<int64_t>& shape, const std::vector<SliceAxis>& region) {
