@@ -40,6 +40,11 @@ struct CudaKernelContext {
   int num_inputs() const { return static_cast<int>(inputs.size()); }
   bool has_input(int i) const { return i < num_inputs() && inputs[i] != nullptr; }
   const DeviceTensor& input(int i) const { return *inputs[i]; }
+  /// Whether the node uses output `i` (false past its outputs or for an omitted one), as
+  /// KernelContext::output_wanted.
+  bool output_wanted(int i) const {
+    return i >= 0 && i < static_cast<int>(node->outputs.size()) && node->outputs[i] != kNone;
+  }
   /// Allocates output `i` (uninitialised).
   Status AllocateOutput(int i, DataType dtype, std::vector<int64_t> shape);
   /// Error naming the node: "node 'x' (Op): <message>".

@@ -26,18 +26,15 @@ Status RequireCopyable(const CudaKernelContext& ctx, DataType t) {
   return Status::Ok();
 }
 
-Expected<std::vector<int64_t>> ReadInts(const CudaKernelContext& ctx, int i, const std::string& what) {
-  if (!ctx.has_input(i)) return ctx.Error("input " + std::to_string(i) + " ('" + what + "') is missing");
-  const DeviceTensor& t = ctx.input(i);
-  if (!IsInteger(t.dtype())) return ctx.Error("input '" + what + "' must be an integer tensor, got " + t.Describe());
-  auto v = t.ToInt64Vector();
-  if (!v.ok()) return ctx.Error(v.status().message());
-  return v;
-}
-
-/// The CUDA reader of the shared decodes' integer inputs (exec/kernels/slice_region.h).
+/// The CUDA reader of the shared decodes' integer inputs (exec/kernels/decode_inputs.h).
 IntListReader DeviceInts(const CudaKernelContext& ctx) {
   return [&ctx](int i) { return ctx.input(i).ToInt64Vector(); };
+}
+
+Expected<std::vector<int64_t>> ReadInts(const CudaKernelContext& ctx, int i, const std::string& what) {
+  auto v = ReadIntList(InputMetas(ctx).list(), DeviceInts(ctx), i, what);
+  if (!v.ok()) return ctx.Error(v.status().message());
+  return v;
 }
 
 Expected<int64_t> CheckedAxis(const CudaKernelContext& ctx, int64_t axis, int64_t rank, const std::string& what) {

@@ -8,6 +8,7 @@
 #include "cuda_kernel.h"
 #include "data_movement_launch.h"
 #include "elem_type.h"
+#include "exec/kernels/decode_inputs.h"
 #include "exec/kernels/gather_plan.h"
 #include "exec/kernels/kernel_util.h"
 #include "kernel_util.h"
@@ -58,7 +59,7 @@ Status CheckIndices(const CudaKernelContext& ctx, int i, int64_t dim) {
   if (ind.dtype() != DataType::kInt32 && ind.dtype() != DataType::kInt64) return ctx.UnsupportedType(ind.dtype());
   if (ind.host_mirror() == nullptr) return Status::Ok();
   for (int64_t j : ind.host_mirror()->ToInt64Vector()) {
-    auto k = GatherIndex(j, dim);
+    auto k = ResolveIndex(j, dim);
     if (!k.ok()) return ctx.Error(k.status().message());
   }
   return Status::Ok();

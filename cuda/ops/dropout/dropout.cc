@@ -16,6 +16,7 @@
 #include "dropout_launch.h"
 #include "elem_type.h"
 #include "exec/dropout_seed.h"
+#include "exec/kernels/training_util.h"
 #include "exec/tensor.h"
 #include "kernel_util.h"
 
@@ -28,14 +29,9 @@ constexpr const char* kMs = "com.microsoft";
 Expected<double> OptionalScalar(const CudaKernelContext& ctx, int i, double def) {
   if (!ctx.has_input(i) || ctx.input(i).numel() == 0) return def;
   const DeviceTensor& t = ctx.input(i);
-  const Tensor* host = t.host_mirror();
-  Tensor downloaded;
-  if (host == nullptr) {
-    MEMOPT_ASSIGN_OR_RETURN(downloaded, t.Download());
-    host = &downloaded;
-  }
-  if (host->dtype() == DataType::kBool) return host->data<uint8_t>()[0] != 0 ? 1.0 : 0.0;
-  return host->GetAsDouble(0);
+  if (const Tensor* host = t.host_mirror()) return training::ScalarAsDouble(*host);
+  MEMOPT_ASSIGN_OR_RETURN(const Tensor downloaded, t.Download());
+  return training::ScalarAsDouble(downloaded);
 }
 
 dropout::ScalarReader Scalars(const CudaKernelContext& ctx) {
@@ -50,10 +46,6 @@ Status MemsetStatus(const CudaKernelContext& ctx, cudaError_t err) {
   return ctx.Error(std::string("cudaMemsetAsync failed: ") + cudaGetErrorName(err));
 }
 
-bool OutputWanted(const CudaKernelContext& ctx, int i) {
-  return i < static_cast<int>(ctx.node->outputs.size()) && ctx.node->outputs[i] != kNone;
-}
-
 DropoutMask KernelMask(dropout::MaskKind kind) {
   switch (kind) {
     case dropout::MaskKind::kBool:
@@ -66,19 +58,17 @@ DropoutMask KernelMask(dropout::MaskKind kind) {
   return DropoutMask::kNone;
 }
 
-Status Decoded(const CudaKernelContext& ctx, const Status& st) { return st.ok() ? st : ctx.Error(st.message()); }
-
 Status DropoutForward(CudaKernelContext& ctx) {
   MEMOPT_RETURN_IF_ERROR(RequireFloat(ctx, 0, "data"));
   auto plan = dropout::DecodeDropout(*ctx.node, InputMetas(ctx).list(), Scalars(ctx));
-  if (!plan.ok()) return Decoded(ctx, plan.status());
+  if (!plan.ok()) return ctx.Error(plan.status().message());
   const dropout::DropoutPlan& a = *plan;
   if (a.bias >= 0) MEMOPT_RETURN_IF_ERROR(RequireFloat(ctx, a.bias, "bias"));
   if (a.residual >= 0) MEMOPT_RETURN_IF_ERROR(RequireFloat(ctx, a.residual, "residual"));
   const DeviceTensor& data = ctx.input(a.data);
   const int64_t n = data.numel();
   const bool random = a.random();
-  const bool mask_wanted = OutputWanted(ctx, 1);
+  const bool mask_wanted = ctx.output_wanted(1);
   const DropoutMask mask = KernelMask(a.mask);
 
   // Output 1: allocated first so the kernel can write it along with output 0.
@@ -141,7 +131,7 @@ Status DropoutForward(CudaKernelContext& ctx) {
 Status DropoutBackward(CudaKernelContext& ctx) {
   MEMOPT_RETURN_IF_ERROR(RequireFloat(ctx, 0, "dy"));
   auto plan = dropout::DecodeDropoutGrad(*ctx.node, InputMetas(ctx).list(), Scalars(ctx));
-  if (!plan.ok()) return Decoded(ctx, plan.status());
+  if (!plan.ok()) return ctx.Error(plan.status().message());
   const DeviceTensor& dy = ctx.input(0);
   MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, dy.dtype(), dy.shape()));
   return Launched(ctx, LaunchDropoutGrad(*ToElemType(dy.dtype()), plan->bitmask, dy.raw(), ctx.input(1).raw(),

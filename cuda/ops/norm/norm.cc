@@ -1,9 +1,9 @@
 // Node-level wrappers of the layer normalisations: LayerNormalization, SimplifiedLayerNormalization,
 // RMSNormalization, com.microsoft SkipLayerNormalization / SkipSimplifiedLayerNormalization, and
 // the com.microsoft gradients LayerNormalizationGrad, SimplifiedLayerNormalizationGrad and
-// InvertibleLayerNormalizationGrad. The forward ops decode their inputs and attributes with the
-// CPU kernels' decode (ops/norm/layer_norm.h); the gradients follow
-// exec/kernels/training_norm_grad.cc. The Reduce* ops register from here too (kernels/reduce.cc).
+// InvertibleLayerNormalizationGrad. Every op decodes its inputs and attributes with the CPU
+// kernels' decode (ops/norm/layer_norm.h). The Reduce* ops register from here too
+// (kernels/reduce.cc).
 #include <string>
 #include <vector>
 
@@ -20,10 +20,6 @@ void RegisterReduceKernels(CudaKernelRegistry& r);  // kernels/reduce.cc
 
 namespace {
 
-bool Wanted(const CudaKernelContext& ctx, int i) {
-  return i >= 0 && i < static_cast<int>(ctx.node->outputs.size()) && ctx.node->outputs[i] != kNone;
-}
-
 /// The element types the kernels pair: equal, or one of them float32.
 Status CheckTypePair(const CudaKernelContext& ctx, DataType x, DataType param) {
   if (x == param || x == DataType::kFloat || param == DataType::kFloat) return Status::Ok();
@@ -38,12 +34,6 @@ Status CheckSameType(const CudaKernelContext& ctx, const DeviceTensor& t, const 
 }
 
 using norm::NormRows;
-
-Expected<NormRows> MakeRows(const CudaKernelContext& ctx, const DeviceTensor& x) {
-  auto rows = norm::DecodeNormRows(*ctx.node, x.Meta());
-  if (!rows.ok()) return ctx.Error(rows.status().message());
-  return std::move(rows).value();
-}
 
 /// A per-row parameter (Scale, B) as `cols` contiguous elements: the input itself when it has
 /// that many, else its broadcast (right-aligned, checked by the decode) to the normalised shape,
@@ -84,12 +74,12 @@ Status NormalizeLastDims(CudaKernelContext& ctx, bool simplified, int bias_input
   const bool stash_double = plan->stash == DataType::kDouble;
   const DataType stash = plan->stash;
   MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, scale.dtype(), x.shape()));
-  if (Wanted(ctx, out_mean)) MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(out_mean, stash, v.stat_shape));
-  if (Wanted(ctx, out_inv)) MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(out_inv, stash, v.stat_shape));
+  if (ctx.output_wanted(out_mean)) MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(out_mean, stash, v.stat_shape));
+  if (ctx.output_wanted(out_inv)) MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(out_inv, stash, v.stat_shape));
   a.x = x.raw();
   a.y = ctx.outputs[0].raw();
-  a.mean = Wanted(ctx, out_mean) ? ctx.outputs[out_mean].raw() : nullptr;
-  a.inv_std = Wanted(ctx, out_inv) ? ctx.outputs[out_inv].raw() : nullptr;
+  a.mean = ctx.output_wanted(out_mean) ? ctx.outputs[out_mean].raw() : nullptr;
+  a.inv_std = ctx.output_wanted(out_inv) ? ctx.outputs[out_inv].raw() : nullptr;
   a.stats_double = stash_double;
   a.simplified = simplified;
   a.epsilon = static_cast<float>(plan->epsilon);
@@ -116,9 +106,9 @@ Status SkipNorm(CudaKernelContext& ctx, bool simplified) {
   }
   MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, x.dtype(), x.shape()));
   for (int i : {1, 2}) {
-    if (Wanted(ctx, i)) MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(i, DataType::kFloat, plan->stat_shape));
+    if (ctx.output_wanted(i)) MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(i, DataType::kFloat, plan->stat_shape));
   }
-  if (Wanted(ctx, 3)) MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(3, x.dtype(), x.shape()));
+  if (ctx.output_wanted(3)) MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(3, x.dtype(), x.shape()));
   LayerNormArgs a;
   a.x = x.raw();
   a.skip = skip.raw();
@@ -127,9 +117,9 @@ Status SkipNorm(CudaKernelContext& ctx, bool simplified) {
   a.scale = gamma.raw();
   a.bias = beta != nullptr ? beta->raw() : nullptr;
   a.y = ctx.outputs[0].raw();
-  a.mean = Wanted(ctx, 1) ? ctx.outputs[1].raw() : nullptr;
-  a.inv_std = Wanted(ctx, 2) ? ctx.outputs[2].raw() : nullptr;
-  a.sum_out = Wanted(ctx, 3) ? ctx.outputs[3].raw() : nullptr;
+  a.mean = ctx.output_wanted(1) ? ctx.outputs[1].raw() : nullptr;
+  a.inv_std = ctx.output_wanted(2) ? ctx.outputs[2].raw() : nullptr;
+  a.sum_out = ctx.output_wanted(3) ? ctx.outputs[3].raw() : nullptr;
   a.simplified = simplified;
   a.epsilon = static_cast<float>(plan->epsilon);
   a.rows = plan->rows;
@@ -182,8 +172,8 @@ Status LayerNormGrad(CudaKernelContext& ctx) {
   }
   MEMOPT_RETURN_IF_ERROR(CheckSameType(ctx, dy, "Y_grad", x.dtype()));
   MEMOPT_RETURN_IF_ERROR(CheckTypePair(ctx, x.dtype(), scale.dtype()));
-  const bool want_dscale = Wanted(ctx, 1);
-  const bool want_dbias = kind != LayerNormGradKind::kSimplified && Wanted(ctx, 2);
+  const bool want_dscale = ctx.output_wanted(1);
+  const bool want_dbias = kind != LayerNormGradKind::kSimplified && ctx.output_wanted(2);
 
   MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, x.dtype(), x.shape()));
   if (want_dscale) MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(1, scale.dtype(), scale.shape()));

@@ -2,8 +2,8 @@
 
 namespace memopt {
 
-bool HasInput(const std::vector<const Tensor*>& inputs, int i) {
-  return i >= 0 && i < static_cast<int>(inputs.size()) && inputs[static_cast<size_t>(i)] != nullptr;
+const Tensor* InputAt(const std::vector<const Tensor*>& inputs, int i) {
+  return i >= 0 && i < static_cast<int>(inputs.size()) ? inputs[static_cast<size_t>(i)] : nullptr;
 }
 
 Expected<std::vector<int64_t>> ReadIntList(const std::vector<const Tensor*>& inputs, const IntListReader& read, int i,
@@ -20,6 +20,15 @@ Expected<int64_t> ResolveAxis(int64_t axis, int64_t rank, const std::string& wha
                         " (valid: [" + std::to_string(-rank) + ", " + std::to_string(rank - 1) + "])");
   }
   return axis < 0 ? axis + rank : axis;
+}
+
+Expected<int64_t> ResolveIndex(int64_t idx, int64_t dim) {
+  const int64_t k = idx < 0 ? idx + dim : idx;
+  if (k < 0 || k >= dim) {
+    return InvalidInput("index " + std::to_string(idx) + " is out of range for an axis of size " + std::to_string(dim) +
+                        " (valid: [" + std::to_string(-dim) + ", " + std::to_string(dim - 1) + "])");
+  }
+  return k;
 }
 
 }  // namespace memopt

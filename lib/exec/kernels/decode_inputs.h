@@ -18,7 +18,9 @@ namespace memopt {
 /// by the backend (the CUDA one copies them to the host).
 using IntListReader = std::function<Expected<std::vector<int64_t>>(int i)>;
 
-bool HasInput(const std::vector<const Tensor*>& inputs, int i);
+/// Input `i`, or nullptr when it is omitted or past the node's inputs.
+const Tensor* InputAt(const std::vector<const Tensor*>& inputs, int i);
+inline bool HasInput(const std::vector<const Tensor*>& inputs, int i) { return InputAt(inputs, i) != nullptr; }
 
 /// Input `i` (`name` for messages) as integers: an error when it is absent or not of an integer type.
 Expected<std::vector<int64_t>> ReadIntList(const std::vector<const Tensor*>& inputs, const IntListReader& read, int i,
@@ -27,5 +29,9 @@ Expected<std::vector<int64_t>> ReadIntList(const std::vector<const Tensor*>& inp
 /// `axis` in [-rank, rank) mapped to [0, rank); else an error naming the valid range (`what`
 /// names the attribute in the message).
 Expected<int64_t> ResolveAxis(int64_t axis, int64_t rank, const std::string& what = "axis");
+
+/// Index `idx` of an axis of size `dim` (Gather, GatherElements, GatherND, GatherGrad), negative
+/// counting from the end; else an error naming the valid range.
+Expected<int64_t> ResolveIndex(int64_t idx, int64_t dim);
 
 }  // namespace memopt

@@ -46,13 +46,4 @@ Expected<GatherPlan> DecodeGatherGrad(const Node& node, const std::vector<int64_
   return p;
 }
 
-Expected<int64_t> GatherIndex(int64_t j, int64_t dim) {
-  const int64_t k = j < 0 ? j + dim : j;
-  if (k < 0 || k >= dim) {
-    return InvalidInput("index " + std::to_string(j) + " is out of range for an axis of size " + std::to_string(dim) +
-                        " (valid: [" + std::to_string(-dim) + ", " + std::to_string(dim - 1) + "])");
-  }
-  return k;
-}
-
 }  // namespace memopt

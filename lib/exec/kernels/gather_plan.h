@@ -33,8 +33,4 @@ Expected<GatherPlan> DecodeGather(const Node& node, const Tensor& data, const Te
 Expected<GatherPlan> DecodeGatherGrad(const Node& node, const std::vector<int64_t>& shape, const Tensor& indices,
                                       const Tensor& dy);
 
-/// Index `j` of an axis of size `dim`, negative counting from the end; InvalidInput naming the valid
-/// range when it is outside.
-Expected<int64_t> GatherIndex(int64_t j, int64_t dim);
-
 }  // namespace memopt

@@ -36,13 +36,14 @@ Tensor ReshapeView(const Tensor& t, std::vector<int64_t> shape) {
   return out;
 }
 
+IntListReader HostInts(const KernelContext& ctx) {
+  return [&ctx](int i) { return ctx.input(i).ToInt64Vector(); };
+}
+
 Expected<std::vector<int64_t>> ReadIntInput(const KernelContext& ctx, int index, const std::string& what) {
-  if (!ctx.has_input(index)) return ctx.Error("input " + std::to_string(index) + " ('" + what + "') is missing");
-  const Tensor& t = ctx.input(index);
-  if (!IsInteger(t.dtype())) {
-    return ctx.Error("input '" + what + "' must be an integer tensor, got " + t.Describe());
-  }
-  return t.ToInt64Vector();
+  auto v = ReadIntList(ctx.inputs, HostInts(ctx), index, what);
+  if (!v.ok()) return ctx.Error(v.status().message());
+  return v;
 }
 
 Expected<int64_t> ReadIntScalar(const KernelContext& ctx, int index, const std::string& what) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "exec/kernel.h"
+#include "exec/kernels/decode_inputs.h"
 #include "exec/tensor.h"
 #include "util/status.h"
 
@@ -33,6 +34,9 @@ Tensor ReshapeView(const Tensor& t, std::vector<int64_t> shape);
 /// The elements of integer input `index` (int32/int64, any shape) as int64. `what` names the input
 /// in the error message.
 Expected<std::vector<int64_t>> ReadIntInput(const KernelContext& ctx, int index, const std::string& what);
+
+/// The shared decodes' reader of integer inputs (decode_inputs.h) on the CPU.
+IntListReader HostInts(const KernelContext& ctx);
 
 /// Reads a scalar (or one-element) integer input.
 Expected<int64_t> ReadIntScalar(const KernelContext& ctx, int index, const std::string& what);

@@ -1,6 +1,7 @@
 // Indexing reads: Gather, GatherElements, GatherND, OneHot, NonZero, Compress, ReverseSequence.
 #include <algorithm>
 
+#include "exec/kernels/decode_inputs.h"
 #include "exec/kernels/gather_plan.h"
 #include "exec/kernels/kernel_util.h"
 #include "exec/kernels/tensor_common.h"
@@ -8,16 +9,12 @@
 namespace memopt::tensor_kernels {
 namespace {
 
-// Index value `idx` for an axis of size `dim`, negative counting from the end; an error when it
-// is out of range.
-Expected<int64_t> CheckedIndex(const KernelContext& ctx, int64_t idx, int64_t dim, const std::string& what) {
-  const int64_t orig = idx;
-  if (idx < 0) idx += dim;
-  if (idx < 0 || idx >= dim) {
-    return ctx.Error(what + " " + std::to_string(orig) + " is out of range for an axis of size " + std::to_string(dim) +
-                     " (valid: [" + std::to_string(-dim) + ", " + std::to_string(dim - 1) + "])");
-  }
-  return idx;
+// Index value `idx` for an axis of size `dim`, negative counting from the end (ResolveIndex); an
+// error naming the node when it is out of range.
+Expected<int64_t> CheckedIndex(const KernelContext& ctx, int64_t idx, int64_t dim) {
+  auto k = ResolveIndex(idx, dim);
+  if (!k.ok()) return ctx.Error(k.status().message());
+  return k;
 }
 
 Status GatherKernel(KernelContext& ctx) {
@@ -27,9 +24,7 @@ Status GatherKernel(KernelContext& ctx) {
   if (!plan.ok()) return ctx.Error(plan.status().message());
   const int64_t dim = plan->dim;
   for (int64_t& i : indices) {
-    auto k = GatherIndex(i, dim);
-    if (!k.ok()) return ctx.Error(k.status().message());
-    i = *k;
+    MEMOPT_ASSIGN_OR_RETURN(i, CheckedIndex(ctx, i, dim));
   }
   const std::vector<int64_t>& shape = plan->shape;
   Tensor out = NewTensor(data.dtype(), shape);
@@ -68,7 +63,7 @@ Status GatherElementsKernel(KernelContext& ctx) {
   }
   const int64_t dim = data.dim(axis);
   for (int64_t& i : indices) {
-    MEMOPT_ASSIGN_OR_RETURN(i, CheckedIndex(ctx, i, dim, "index"));
+    MEMOPT_ASSIGN_OR_RETURN(i, CheckedIndex(ctx, i, dim));
   }
   Tensor out = NewTensor(data.dtype(), ind.shape());
   std::vector<int64_t> data_strides = Strides(data.shape());
@@ -122,7 +117,7 @@ Status GatherNDKernel(KernelContext& ctx) {
     const int64_t batch = per_batch > 0 ? t / per_batch : 0;
     int64_t off = batch * batch_stride;
     for (int64_t j = 0; j < k; ++j) {
-      MEMOPT_ASSIGN_OR_RETURN(int64_t i, CheckedIndex(ctx, indices[t * k + j], data.dim(b + j), "index"));
+      MEMOPT_ASSIGN_OR_RETURN(int64_t i, CheckedIndex(ctx, indices[t * k + j], data.dim(b + j)));
       off += i * strides[b + j];
     }
     CopyElements(data, off, out, t * slice, slice);

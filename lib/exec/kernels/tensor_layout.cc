@@ -112,8 +112,7 @@ Status SplitInto(KernelContext& ctx, int64_t axis, const std::vector<int64_t>& s
 }
 
 Status SplitKernel(KernelContext& ctx) {
-  auto plan = DecodeSplit(*ctx.node, ctx.input(0), ctx.inputs, ctx.outputs.size(),
-                          [&ctx](int i) { return ctx.input(i).ToInt64Vector(); });
+  auto plan = DecodeSplit(*ctx.node, ctx.input(0), ctx.inputs, ctx.outputs.size(), HostInts(ctx));
   if (!plan.ok()) return ctx.Error(plan.status().message());
   return SplitInto(ctx, plan->axis, plan->sizes);
 }

@@ -11,7 +11,7 @@ namespace {
 
 Status SliceKernel(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
-  auto region = DecodeSlice(*ctx.node, x.shape(), ctx.inputs, [&ctx](int i) { return ctx.input(i).ToInt64Vector(); });
+  auto region = DecodeSlice(*ctx.node, x.shape(), ctx.inputs, HostInts(ctx));
   if (!region.ok()) return ctx.Error(region.status().message());
   const SliceAddress a = AddressOf(x.shape(), *region);
   Tensor out = NewTensor(x.dtype(), a.counts);

@@ -5,9 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "exec/kernels/decode_inputs.h"
 #include "exec/kernels/gather_plan.h"
 #include "exec/kernels/kernel_util.h"
 #include "exec/kernels/slice_region.h"
+#include "exec/kernels/tensor_common.h"
 #include "exec/kernels/training_util.h"
 
 namespace memopt::training {
@@ -120,7 +122,7 @@ Status GatherGradKernel(KernelContext& ctx) {
   const int64_t pre = plan->outer, dim = plan->dim, post = plan->inner, q = plan->count;
   std::vector<int64_t> wrapped(idx.size());
   for (size_t i = 0; i < idx.size(); ++i) {
-    auto k = GatherIndex(idx[i], dim);
+    auto k = ResolveIndex(idx[i], dim);
     if (!k.ok()) return ctx.Error(k.status().message());
     wrapped[i] = *k;
   }
@@ -240,7 +242,7 @@ Status SliceGradKernel(KernelContext& ctx) {
   MEMOPT_RETURN_IF_ERROR(RequireInput(ctx, 0, "dY"));
   MEMOPT_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ReadShapeInput(ctx, 1, "shape"));
   const Tensor& dy = ctx.input(0);
-  auto region = DecodeSliceGrad(shape, ctx.inputs, [&ctx](int i) { return ctx.input(i).ToInt64Vector(); });
+  auto region = DecodeSliceGrad(shape, ctx.inputs, tensor_kernels::HostInts(ctx));
   if (!region.ok()) return ctx.Error(region.status().message());
   const SliceAddress a = AddressOf(shape, *region);
   if (NumElements(a.counts) != dy.numel()) {

@@ -10,6 +10,7 @@
 
 #include <string>
 
+#include "exec/kernels/decode_inputs.h"
 #include "exec/kernels/math_util.h"
 #include "grad/grad_context.h"
 #include "ir/op_registry.h"
@@ -23,10 +24,6 @@ Status DropoutGradCpu(KernelContext& ctx);
 bool DropoutCpuIsRandom(const KernelContext& ctx);
 
 namespace {
-
-const Tensor* At(const std::vector<const Tensor*>& inputs, int i) {
-  return i >= 0 && i < static_cast<int>(inputs.size()) ? inputs[static_cast<size_t>(i)] : nullptr;
-}
 
 Expected<bool> ReadBool(const ScalarReader& scalar, int i, bool def) {
   MEMOPT_ASSIGN_OR_RETURN(double v, scalar(i, def ? 1.0 : 0.0));
@@ -57,7 +54,7 @@ Status ReadModeAndRatio(const ScalarReader& scalar, int ratio_input, int mode_in
 Expected<DropoutPlan> DecodeDropout(const Node& node, const std::vector<const Tensor*>& inputs,
                                     const ScalarReader& scalar) {
   DropoutPlan p;
-  const Tensor* data = At(inputs, 0);
+  const Tensor* data = InputAt(inputs, 0);
   if (data == nullptr) return InvalidInput("input data is missing");
   if (node.domain.empty()) {
     // ONNX Dropout. Opset 1/6: attributes ratio and is_test (0 = training), mask of the data type.
@@ -82,13 +79,13 @@ Expected<DropoutPlan> DecodeDropout(const Node& node, const std::vector<const Te
   const bool with_bias = node.op_type != "BitmaskDropout";
   p.mask = node.op_type == "BiasDropout" ? MaskKind::kBool : MaskKind::kBitmask;
   if (with_bias) {
-    const Tensor* bias = At(inputs, 1);
+    const Tensor* bias = InputAt(inputs, 1);
     if (bias == nullptr) return InvalidInput("input bias is missing");
     if (bias->numel() == 0 || data->numel() % bias->numel() != 0 || bias->dtype() != data->dtype()) {
       return InvalidInput("bias " + bias->Describe() + " does not broadcast onto data " + data->Describe());
     }
     p.bias = 1;
-    if (const Tensor* res = At(inputs, 2)) {
+    if (const Tensor* res = InputAt(inputs, 2)) {
       if (res->numel() != data->numel() || res->dtype() != data->dtype()) {
         return InvalidInput("residual " + res->Describe() + " must have the shape and type of data " +
                             data->Describe());
@@ -105,8 +102,8 @@ Expected<DropoutGradPlan> DecodeDropoutGrad(const Node& node, const std::vector<
                                             const ScalarReader& scalar) {
   DropoutGradPlan p;
   p.bitmask = node.op_type == "BitmaskDropoutGrad";
-  const Tensor* dy = At(inputs, 0);
-  const Tensor* mask = At(inputs, 1);
+  const Tensor* dy = InputAt(inputs, 0);
+  const Tensor* mask = InputAt(inputs, 1);
   if (dy == nullptr) return InvalidInput("input dy is missing");
   if (mask == nullptr) return InvalidInput("input mask is missing");
   const int64_t n = dy->numel();

@@ -17,27 +17,17 @@ namespace {
 
 using namespace training;
 
-/// The kernel's inputs as the decode reads them, and its scalar reader.
-std::vector<const Tensor*> Inputs(const KernelContext& ctx) {
-  std::vector<const Tensor*> v(ctx.inputs.size(), nullptr);
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (ctx.has_input(static_cast<int>(i))) v[i] = &ctx.input(static_cast<int>(i));
-  }
-  return v;
-}
-
+/// The decode's scalar reader: the CPU kernels' OptionalScalar.
 ScalarReader Scalars(const KernelContext& ctx) {
   return [&ctx](int i, double def) -> Expected<double> { return training::OptionalScalar(ctx, i, def); };
 }
-
-Status Decoded(const KernelContext& ctx, const Status& st) { return st.ok() ? st : ctx.Error(st.message()); }
 
 }  // namespace
 
 Status DropoutCpu(KernelContext& ctx) {
   MEMOPT_RETURN_IF_ERROR(RequireFloatInput(ctx, 0, "data"));
-  auto plan = DecodeDropout(*ctx.node, Inputs(ctx), Scalars(ctx));
-  if (!plan.ok()) return Decoded(ctx, plan.status());
+  auto plan = DecodeDropout(*ctx.node, ctx.inputs, Scalars(ctx));
+  if (!plan.ok()) return ctx.Error(plan.status().message());
   const DropoutPlan& a = *plan;
   if (a.bias >= 0) MEMOPT_RETURN_IF_ERROR(RequireFloatInput(ctx, a.bias, "bias"));
   if (a.residual >= 0) MEMOPT_RETURN_IF_ERROR(RequireFloatInput(ctx, a.residual, "residual"));
@@ -108,8 +98,8 @@ Status DropoutCpu(KernelContext& ctx) {
 
 Status DropoutGradCpu(KernelContext& ctx) {
   MEMOPT_RETURN_IF_ERROR(RequireFloatInput(ctx, 0, "dy"));
-  auto plan = DecodeDropoutGrad(*ctx.node, Inputs(ctx), Scalars(ctx));
-  if (!plan.ok()) return Decoded(ctx, plan.status());
+  auto plan = DecodeDropoutGrad(*ctx.node, ctx.inputs, Scalars(ctx));
+  if (!plan.ok()) return ctx.Error(plan.status().message());
   const Tensor& dy = ctx.input(0);
   const Tensor& mask = ctx.input(1);
   const int64_t n = dy.numel();
@@ -130,7 +120,7 @@ Status DropoutGradCpu(KernelContext& ctx) {
 }
 
 bool DropoutCpuIsRandom(const KernelContext& ctx) {
-  auto plan = DecodeDropout(*ctx.node, Inputs(ctx), Scalars(ctx));
+  auto plan = DecodeDropout(*ctx.node, ctx.inputs, Scalars(ctx));
   return plan.ok() && plan->random();
 }
 

@@ -9,6 +9,7 @@
 // (layer_norm_cpu.cc, layer_norm_grad_cpu.cc).
 #include "ops/norm/layer_norm.h"
 
+#include "exec/kernels/decode_inputs.h"
 #include "exec/kernels/math_util.h"
 #include "grad/grad_context.h"
 #include "ir/op_registry.h"
@@ -42,10 +43,9 @@ Expected<NormRows> DecodeNormRows(const Node& node, const Tensor& x) {
 
 Expected<LayerNormGradPlan> DecodeLayerNormGrad(const Node& node, const std::vector<const Tensor*>& inputs) {
   auto in = [&](int i, const char* what) -> Expected<const Tensor*> {
-    if (i >= static_cast<int>(inputs.size()) || inputs[static_cast<size_t>(i)] == nullptr) {
-      return InvalidInput("missing required input " + std::to_string(i) + " (" + what + ")");
-    }
-    return inputs[static_cast<size_t>(i)];
+    const Tensor* t = InputAt(inputs, i);
+    if (t == nullptr) return InvalidInput("missing required input " + std::to_string(i) + " (" + what + ")");
+    return t;
   };
   LayerNormGradPlan p;
   p.kind = node.op_type == "SimplifiedLayerNormalizationGrad"   ? GradKind::kSimplified
