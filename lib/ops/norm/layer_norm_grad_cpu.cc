@@ -10,18 +10,17 @@
 #include "ops/norm/layer_norm.h"
 
 namespace memopt::norm {
-namespace {
 
 using namespace training;
 
-// Shared core. Inputs by kind:
+// One kernel for the three ops. Inputs by kind:
 //   kFull:       dY, X, scale, mean, inv_std            -> dX, dScale, dBias
 //   kSimplified: dY, X, scale, inv_std                  -> dX, dScale
 //   kInvertible: dY, Y, scale, bias, inv_std            -> dX, dScale, dBias
 // xhat = (x - mean)*inv (full), x*inv (simplified), (y - bias)/scale (invertible)
 // dX = B - mean_row(B) - xhat*mean_row(B*xhat) with B = dY*scale*inv (no mean_row(B) term for
 // simplified); dScale = sum_rows(dY*xhat); dBias = sum_rows(dY).
-Status LayerNormGradImpl(KernelContext& ctx) {
+Status LayerNormalizationGradCpu(KernelContext& ctx) {
   MEMOPT_RETURN_IF_ERROR(RequireFloatInput(ctx, 0, "Y_grad"));
   auto plan = DecodeLayerNormGrad(*ctx.node, ctx.inputs);
   if (!plan.ok()) return ctx.Error(plan.status().message());
@@ -53,13 +52,13 @@ Status LayerNormGradImpl(KernelContext& ctx) {
     const C* mean = nullptr;
     if (kind == GradKind::kFull) {
       mean_buf.resize(static_cast<size_t>(v.rows));
-      ConvertToCompute(ctx.input(3), mean_buf.data());
+      ConvertToCompute(ctx.input(plan->mean_input), mean_buf.data());
       mean = mean_buf.data();
     }
     std::vector<C> bias_buf;
     if (kind == GradKind::kInvertible) {
       bias_buf.resize(static_cast<size_t>(v.cols));
-      ConvertToCompute(ctx.input(3), bias_buf.data());
+      ConvertToCompute(ctx.input(plan->bias_input), bias_buf.data());
     }
     FloatOut<C> dx(ctx.outputs[0]);
     auto xhat_at = [&](int64_t r, int64_t c) -> C {
@@ -102,9 +101,5 @@ Status LayerNormGradImpl(KernelContext& ctx) {
     return Status::Ok();
   });
 }
-
-}  // namespace
-
-Status LayerNormalizationGradCpu(KernelContext& ctx) { return LayerNormGradImpl(ctx); }
 
 }  // namespace memopt::norm
