@@ -49,8 +49,11 @@ inline Tensor RandomTensor(DataType dtype, std::vector<int64_t> shape, uint32_t 
   return t;
 }
 
-/// Runs `call`'s node with the built-in CUDA kernel; outputs downloaded.
-inline Expected<std::vector<Tensor>> RunOnGpu(const memopt::testing::KernelCall& call, bool allow_tf32 = false) {
+/// Runs `call`'s node with the built-in CUDA kernel under `run_seed`, with the value names the CPU
+/// run sees (KernelCall::Names: the Dropout seed derives from output 0's name); outputs
+/// downloaded, omitted ones left undefined as on the CPU.
+inline Expected<std::vector<Tensor>> RunOnGpu(const memopt::testing::KernelCall& call, bool allow_tf32 = false,
+                                              uint64_t run_seed = 0) {
   MEMOPT_ASSIGN_OR_RETURN(auto pool, DevicePool::Create());
   MEMOPT_ASSIGN_OR_RETURN(CublasPtr cublas, CreateCublas(pool->stream()));
   const CudaKernelFn fn = CudaKernelRegistry::Builtin().Find(call.node.domain, call.node.op_type);
@@ -61,6 +64,9 @@ inline Expected<std::vector<Tensor>> RunOnGpu(const memopt::testing::KernelCall&
   ctx.pool = pool;
   ctx.cublas = cublas.get();
   ctx.allow_tf32 = allow_tf32;
+  ctx.run_seed = run_seed;
+  const Graph names = call.Names();
+  ctx.graph = &names;
   device_inputs.reserve(call.inputs.size());
   for (const auto& t : call.inputs) {
     if (!t.has_value()) {
@@ -74,10 +80,10 @@ inline Expected<std::vector<Tensor>> RunOnGpu(const memopt::testing::KernelCall&
   ctx.outputs.resize(call.node.outputs.size());
   MEMOPT_RETURN_IF_ERROR(fn(ctx));
   MEMOPT_RETURN_IF_ERROR(pool->Synchronize());
-  std::vector<Tensor> out;
-  for (const auto& d : ctx.outputs) {
-    MEMOPT_ASSIGN_OR_RETURN(Tensor host, d.Download());
-    out.push_back(std::move(host));
+  std::vector<Tensor> out(ctx.outputs.size());
+  for (size_t i = 0; i < ctx.outputs.size(); ++i) {
+    if (!ctx.outputs[i].defined()) continue;
+    MEMOPT_ASSIGN_OR_RETURN(out[i], ctx.outputs[i].Download());
   }
   return out;
 }

@@ -31,38 +31,6 @@ std::vector<int64_t> ShapeOf(int64_t n) {
   return {n};
 }
 
-/// Runs `call` on the GPU like testing::RunOnGpu, with the run seed set; omitted outputs stay
-/// undefined, as on the CPU.
-Expected<std::vector<Tensor>> RunGpu(const KernelCall& call, uint64_t run_seed) {
-  MEMOPT_ASSIGN_OR_RETURN(auto pool, DevicePool::Create());
-  const CudaKernelFn fn = CudaKernelRegistry::Builtin().Find(call.node.domain, call.node.op_type);
-  if (fn == nullptr) return Unsupported("no CUDA kernel for " + call.node.op_type);
-  std::vector<std::optional<DeviceTensor>> device_inputs;
-  device_inputs.reserve(call.inputs.size());
-  for (const auto& t : call.inputs) {
-    if (!t.has_value()) {
-      device_inputs.emplace_back();
-      continue;
-    }
-    MEMOPT_ASSIGN_OR_RETURN(DeviceTensor d, DeviceTensor::Upload(pool, *t));
-    device_inputs.emplace_back(std::move(d));
-  }
-  CudaKernelContext ctx;
-  ctx.node = &call.node;
-  ctx.pool = pool;
-  ctx.run_seed = run_seed;
-  for (const auto& d : device_inputs) ctx.inputs.push_back(d.has_value() ? &*d : nullptr);
-  ctx.outputs.resize(call.node.outputs.size());
-  MEMOPT_RETURN_IF_ERROR(fn(ctx));
-  MEMOPT_RETURN_IF_ERROR(pool->Synchronize());
-  std::vector<Tensor> out(ctx.outputs.size());
-  for (size_t i = 0; i < ctx.outputs.size(); ++i) {
-    if (!ctx.outputs[i].defined()) continue;
-    MEMOPT_ASSIGN_OR_RETURN(out[i], ctx.outputs[i].Download());
-  }
-  return out;
-}
-
 bool SameBits(const Tensor& a, const Tensor& b) {
   return a.dtype() == b.dtype() && a.shape() == b.shape() &&
          (a.bytes() == 0 || std::memcmp(a.raw(), b.raw(), static_cast<size_t>(a.bytes())) == 0);
@@ -74,7 +42,7 @@ std::vector<Tensor> CompareDropout(const KernelCall& call, double tol, uint64_t 
   auto cpu = call.Run(run_seed, nullptr, &KernelRegistry::Cpu());
   INFO("CPU: " << cpu.status().message());
   REQUIRE(cpu.ok());
-  auto gpu = RunGpu(call, run_seed);
+  auto gpu = testing::RunOnGpu(call, false, run_seed);
   INFO("GPU: " << gpu.status().message());
   REQUIRE(gpu.ok());
   REQUIRE(cpu->size() == gpu->size());
@@ -196,7 +164,7 @@ TEST_CASE("cuda dropout: inference, defaults, omitted mask, empty and ratio 1", 
   KernelCall bad("", "Dropout", 2);
   bad.Version(13).Input(RandomTensor(DataType::kFloat, {7}, 1));
   bad.Input(Scalar(DataType::kFloat, 1.5)).Input(BoolScalar(true));
-  CHECK_FALSE(RunGpu(bad, kRunSeed).ok());
+  CHECK_FALSE(testing::RunOnGpu(bad, false, kRunSeed).ok());
 }
 
 TEST_CASE("cuda dropout: legacy ONNX Dropout opsets", "[cuda][gpu]") {
@@ -293,7 +261,7 @@ TEST_CASE("cuda dropout: run seed and output name select the mask; _recompute dr
   auto mask_of = [&](const std::string& name, uint64_t run_seed) {
     KernelCall call("", "Dropout", 2);
     call.Version(13).Input(x).Input(Scalar(DataType::kFloat, 0.5)).Input(BoolScalar(true)).OutputName(0, name);
-    auto out = RunGpu(call, run_seed);
+    auto out = testing::RunOnGpu(call, false, run_seed);
     INFO(out.status().message());
     REQUIRE(out.ok());
     return (*out)[1];
