@@ -7,7 +7,6 @@
 #include <optional>
 #include <vector>
 
-#include "exec/dropout_seed.h"
 #include "exec/kernels/kernel_util.h"
 #include "exec/kernels/training_util.h"
 #include "ops/dropout/dropout.h"
@@ -37,7 +36,7 @@ Status DropoutCpu(KernelContext& ctx) {
   std::vector<uint8_t> keep;
   if (random) {
     keep.resize(static_cast<size_t>(n));
-    FillDropoutMask(NodeDropoutSeed(*ctx.node, ctx.graph, ctx.run_seed), a.ratio, n, keep.data());
+    FillDropoutMask(DropoutSeed(ctx), a.ratio, n, keep.data());
   }
 
   // Output 0.
