@@ -150,7 +150,7 @@ def ort_runner(model, feeds, threads):
     return lambda: session.run(None, run_feeds)
 
 
-def torch_runner(module, inputs, training, grad):
+def torch_runner(module, inputs, grad):
     args = tuple(inputs.values())
     if not grad:
         def forward():
@@ -215,7 +215,7 @@ def main():
             for t in threads:
                 torch.set_num_threads(t)
                 ort_run = ort_runner(model, feeds, t)
-                torch_run = torch_runner(module, inputs, training, kind == "grad")
+                torch_run = torch_runner(module, inputs, kind == "grad")
                 samples = {"memopt": [], "ort": [], "torch": []}
                 for _ in range(args.rounds):
                     samples["memopt"].append(memopt_ms(args.memopt, model, os.path.join(folder, inputs_dir), t,
