@@ -6,6 +6,7 @@
 #include <limits>
 #include <new>
 
+#include "exec/buffer_pool.h"
 #include "util/half.h"
 #include "util/bytes.h"
 #include "util/status.h"
@@ -14,17 +15,9 @@ namespace memopt {
 
 namespace {
 
-constexpr size_t kAlignment = 64;
-
+/// Buffers come from the executor's size-class pool (exec/buffer_pool.h), zero-filled.
 std::shared_ptr<std::byte[]> AllocateZeroed(int64_t bytes) {
-  // Round up to the alignment (aligned_alloc requires a multiple); at least one block so that
-  // raw() of an empty tensor is a valid pointer.
-  size_t size = static_cast<size_t>(bytes > 0 ? bytes : 1);
-  size = (size + kAlignment - 1) / kAlignment * kAlignment;
-  void* p = std::aligned_alloc(kAlignment, size);
-  if (p == nullptr) throw std::bad_alloc();
-  std::memset(p, 0, size);
-  return std::shared_ptr<std::byte[]>(static_cast<std::byte*>(p), [](std::byte* q) { std::free(q); });
+  return BufferPool::Global().AcquireZeroed(static_cast<size_t>(bytes > 0 ? bytes : 0));
 }
 
 }  // namespace

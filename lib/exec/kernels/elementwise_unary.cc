@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "exec/kernels/elementwise.h"
+#include "exec/math/vector_math.h"
 
 namespace memopt::elementwise {
 
@@ -32,7 +33,7 @@ C Softplus(C x) {
 
 void RegisterMath(KernelRegistry& r) {
   const auto ft = FloatTypes();
-  r.Register("", "Exp", [](KernelContext& ctx) { return UnaryFloat(ctx, 8, [](auto x) { return std::exp(x); }); }, ft);
+  r.Register("", "Exp", [](KernelContext& ctx) { return UnaryFloat(ctx, 8, [](auto x) { return math::Exp(x); }); }, ft);
   r.Register("", "Log", [](KernelContext& ctx) { return UnaryFloat(ctx, 8, [](auto x) { return std::log(x); }); }, ft);
   r.Register("", "Sqrt", [](KernelContext& ctx) { return UnaryFloat(ctx, 4, [](auto x) { return std::sqrt(x); }); },
              ft);
@@ -58,8 +59,8 @@ void RegisterMath(KernelRegistry& r) {
              ft);
   r.Register("", "Atanh", [](KernelContext& ctx) { return UnaryFloat(ctx, 8, [](auto x) { return std::atanh(x); }); },
              ft);
-  r.Register("", "Erf", [](KernelContext& ctx) { return UnaryFloat(ctx, 8, [](auto x) { return std::erf(x); }); }, ft);
-  r.Register("", "Tanh", [](KernelContext& ctx) { return UnaryFloat(ctx, 8, [](auto x) { return std::tanh(x); }); },
+  r.Register("", "Erf", [](KernelContext& ctx) { return UnaryFloat(ctx, 8, [](auto x) { return math::Erf(x); }); }, ft);
+  r.Register("", "Tanh", [](KernelContext& ctx) { return UnaryFloat(ctx, 8, [](auto x) { return math::Tanh(x); }); },
              ft);
   r.Register("", "Floor", [](KernelContext& ctx) { return UnaryFloat(ctx, 1, [](auto x) { return std::floor(x); }); },
              ft);
@@ -210,14 +211,11 @@ void RegisterActivations(KernelRegistry& r) {
       return UnaryFloat(ctx, 10, [](auto x) {
         using C = decltype(x);
         const C k = C(0.7978845608028654);  // sqrt(2 / pi)
-        return C(0.5) * x * (C(1) + std::tanh(k * (x + C(0.044715) * x * x * x)));
+        return C(0.5) * x * (C(1) + math::Tanh(k * (x + C(0.044715) * x * x * x)));
       });
     }
     if (approximate != "none") return ctx.Error("unknown approximate '" + approximate + "' (expected none or tanh)");
-    return UnaryFloat(ctx, 10, [](auto x) {
-      using C = decltype(x);
-      return C(0.5) * x * (C(1) + std::erf(x * C(0.7071067811865476)));  // x / sqrt(2)
-    });
+    return UnaryFloat(ctx, 10, [](auto x) { return x * math::NormCdf(x); });
   }, ft);
 }
 

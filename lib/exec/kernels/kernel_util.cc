@@ -4,6 +4,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -95,14 +96,19 @@ int64_t ProductOf(const std::vector<int64_t>& shape, int64_t begin, int64_t end)
 namespace {
 
 thread_local bool t_in_parallel = false;
+constexpr int kMaxThreads = 256;
 
 int ReadNumThreads() {
   if (const char* env = std::getenv("MEMOPT_NUM_THREADS")) {
     int n = std::atoi(env);
-    if (n >= 1) return std::min(n, 64);
+    if (n >= 1) return std::min(n, kMaxThreads);
   }
-  return 2;
+  const unsigned cores = std::thread::hardware_concurrency();
+  return cores == 0 ? 1 : std::min(static_cast<int>(cores), kMaxThreads);
 }
+
+/// The thread count in force; 0 until first read (then MEMOPT_NUM_THREADS or the core count).
+std::atomic<int> g_threads{0};
 
 class Pool {
  public:
@@ -180,16 +186,37 @@ class Pool {
   int pending_ = 0;
 };
 
+std::mutex g_pool_mu;
+std::unique_ptr<Pool> g_pool;
+
+/// The pool sized to NumThreads(), rebuilt when SetNumThreads changed it. OpenBLAS gets the same
+/// count, so that its own threads neither exceed it nor spin beside ours.
 Pool& GetPool() {
-  static Pool pool(NumThreads());
-  return pool;
+  std::lock_guard<std::mutex> lock(g_pool_mu);
+  const int n = NumThreads();
+  if (g_pool == nullptr || g_pool->size() != n) {
+    g_pool.reset();
+    g_pool = std::make_unique<Pool>(n);
+    openblas_set_num_threads(n);
+  }
+  return *g_pool;
 }
 
 }  // namespace
 
 int NumThreads() {
-  static const int n = ReadNumThreads();
+  int n = g_threads.load();
+  if (n == 0) {
+    int expected = 0;
+    g_threads.compare_exchange_strong(expected, ReadNumThreads());
+    n = g_threads.load();
+  }
   return n;
+}
+
+void SetNumThreads(int n) {
+  g_threads.store(std::clamp(n, 1, kMaxThreads));
+  GetPool();
 }
 
 void ParallelFor(int64_t n, int64_t cost_per_item, const std::function<void(int64_t, int64_t)>& fn) {
@@ -217,6 +244,7 @@ void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
       for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
     return;
   }
+  GetPool();  // OpenBLAS's thread count follows NumThreads()
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, B(m), B(n),
               B(k), alpha, a, B(lda), b, B(ldb), beta, c, B(ldc));
 }
@@ -229,6 +257,7 @@ void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double al
       for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0 ? 0.0 : beta * c[i * ldc + j];
     return;
   }
+  GetPool();
   cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, B(m), B(n),
               B(k), alpha, a, B(lda), b, B(ldb), beta, c, B(ldc));
 }

@@ -194,8 +194,12 @@ void BroadcastBinary(const A* a, const std::vector<int64_t>& a_shape, const B* b
 // ---------------------------------------------------------------------------------------------
 // Threads.
 
-/// Number of worker threads used by ParallelFor (2 by default; env MEMOPT_NUM_THREADS overrides).
+/// Threads used by ParallelFor and by BLAS: SetNumThreads's count, else MEMOPT_NUM_THREADS, else
+/// the machine's cores.
 int NumThreads();
+/// Sets the thread count (clamped to 1..256) for the kernels that follow; call it between runs,
+/// not while a kernel runs.
+void SetNumThreads(int n);
 
 /// Splits [0, n) into contiguous chunks and runs fn(begin, end) on up to NumThreads() threads.
 /// Runs inline when n * cost_per_item is small (< ~32k units) or when called from inside another

@@ -2,11 +2,14 @@
 // activation gradients (GeluGrad, FastGeluGrad, BiasGeluGrad_dX, BiasFastGeluGrad_dX,
 // QuickGeluGrad, ReluGrad, SigmoidGrad, TanhGrad, LeakyReluGrad).
 // Formulas: docs ort_training_ops.md sections 2.1-2.4 and 3.1-3.6. float16/bfloat16 are computed
-// in float and rounded on store; float64 in double.
+// in float and rounded on store; float64 in double. Exact Gelu and its gradient in float go through
+// the vectorised math of exec/math/vector_math.h.
 #include <cmath>
+#include <optional>
 
 #include "exec/kernels/kernel_util.h"
 #include "exec/math/activation_math.h"
+#include "exec/math/vector_math.h"
 #include "exec/kernels/training_util.h"
 
 namespace memopt::training {
@@ -88,12 +91,64 @@ Status BinaryGrad(KernelContext& ctx, const char* second_name, int bias_index, F
   });
 }
 
-Status GeluKernel(KernelContext& ctx) {
-  return UnaryForward(ctx, -1, [](auto x) { return GeluValue(x); });
+/// Rows of `n` elements sharing one bias row of `row` elements (row == n without a bias), split
+/// over the threads: fn(row_begin_element, count).
+template <typename Fn>
+void ForBiasRows(int64_t n, int64_t row, Fn&& fn) {
+  if (row <= 0 || n % row != 0) row = n;
+  ParallelFor(n / row, row * 20, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) fn(r * row, row);
+  });
 }
+
+/// Exact Gelu: float through the vectorised math (exec/math/vector_math.h), double via libm.
+Status GeluForward(KernelContext& ctx, int bias_index) {
+  MEMOPT_RETURN_IF_ERROR(RequireFloatInput(ctx, 0, "X"));
+  const bool has_bias = bias_index >= 0 && ctx.has_input(bias_index);
+  if (has_bias) MEMOPT_RETURN_IF_ERROR(CheckBias(ctx, 0, bias_index));
+  if (ctx.input(0).dtype() == DataType::kDouble) {
+    return UnaryForward(ctx, bias_index, [](auto x) { return GeluValue(x); });
+  }
+  const Tensor& x = ctx.input(0);
+  ctx.outputs[0] = Tensor(x.dtype(), x.shape());
+  FloatIn<float> in(x);
+  FloatOut<float> out(ctx.outputs[0]);
+  std::optional<FloatIn<float>> b;
+  if (has_bias) b.emplace(ctx.input(bias_index));
+  const int64_t row = has_bias ? ctx.input(bias_index).numel() : x.numel();
+  ForBiasRows(x.numel(), row, [&](int64_t at, int64_t count) {
+    math::GeluArray(in.data() + at, has_bias ? b->data() : nullptr, out.data() + at, count);
+  });
+  return Status::Ok();
+}
+
+/// dX of exact Gelu (inputs dY, X[, B]), float vectorised as GeluForward.
+Status GeluBackward(KernelContext& ctx, int bias_index) {
+  if (ctx.has_input(0) && ctx.input(0).dtype() == DataType::kDouble) {
+    return BinaryGrad(ctx, "X", bias_index, [](auto dy, auto x) { return GeluGradValue(dy, x); });
+  }
+  MEMOPT_RETURN_IF_ERROR(RequireFloatInput(ctx, 0, "dY"));
+  MEMOPT_RETURN_IF_ERROR(RequireFloatInput(ctx, 1, "X"));
+  MEMOPT_RETURN_IF_ERROR(RequireSameSize(ctx, 0, 1));
+  if (bias_index >= 0) MEMOPT_RETURN_IF_ERROR(CheckBias(ctx, 1, bias_index));
+  const Tensor& dy = ctx.input(0);
+  ctx.outputs[0] = Tensor(dy.dtype(), ctx.input(1).shape());
+  FloatIn<float> g(dy);
+  FloatIn<float> x(ctx.input(1));
+  FloatOut<float> out(ctx.outputs[0]);
+  std::optional<FloatIn<float>> b;
+  if (bias_index >= 0) b.emplace(ctx.input(bias_index));
+  const int64_t row = bias_index >= 0 ? ctx.input(bias_index).numel() : dy.numel();
+  ForBiasRows(dy.numel(), row, [&](int64_t at, int64_t count) {
+    math::GeluGradArray(g.data() + at, x.data() + at, bias_index >= 0 ? b->data() : nullptr, out.data() + at, count);
+  });
+  return Status::Ok();
+}
+
+Status GeluKernel(KernelContext& ctx) { return GeluForward(ctx, -1); }
 Status BiasGeluKernel(KernelContext& ctx) {
   MEMOPT_RETURN_IF_ERROR(RequireInput(ctx, 1, "B"));
-  return UnaryForward(ctx, 1, [](auto x) { return GeluValue(x); });
+  return GeluForward(ctx, 1);
 }
 Status FastGeluKernel(KernelContext& ctx) {
   return UnaryForward(ctx, 1, [](auto x) { return FastGeluValue(x); });
@@ -106,15 +161,11 @@ Status QuickGeluKernel(KernelContext& ctx) {
   });
 }
 
-Status GeluGradKernel(KernelContext& ctx) {
-  return BinaryGrad(ctx, "X", -1, [](auto dy, auto x) { return GeluGradValue(dy, x); });
-}
+Status GeluGradKernel(KernelContext& ctx) { return GeluBackward(ctx, -1); }
 Status FastGeluGradKernel(KernelContext& ctx) {
   return BinaryGrad(ctx, "X", -1, [](auto dy, auto x) { return FastGeluGradValue(dy, x); });
 }
-Status BiasGeluGradKernel(KernelContext& ctx) {
-  return BinaryGrad(ctx, "X", 2, [](auto dy, auto x) { return GeluGradValue(dy, x); });
-}
+Status BiasGeluGradKernel(KernelContext& ctx) { return GeluBackward(ctx, 2); }
 Status BiasFastGeluGradKernel(KernelContext& ctx) {
   return BinaryGrad(ctx, "X", 2, [](auto dy, auto x) { return FastGeluGradValue(dy, x); });
 }

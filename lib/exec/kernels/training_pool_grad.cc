@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/kernels/im2col.h"
 #include "exec/kernels/kernel_util.h"
 #include "exec/kernels/training_util.h"
 #include "ir/graph.h"
@@ -214,8 +215,24 @@ Status AveragePoolGradKernel(KernelContext& ctx) {
   });
 }
 
+/// The Conv geometry as im2col's 3-D window (leading spatial dims padded with size 1).
+math::Window3 ToWindow(const Geometry& g) {
+  math::Window3 w;
+  const size_t sd = g.in.size(), off = 3 - sd;
+  for (size_t i = 0; i < sd; ++i) {
+    w.in[off + i] = g.in[i];
+    w.out[off + i] = g.out[i];
+    w.kernel[off + i] = g.kernel[i];
+    w.stride[off + i] = g.strides[i];
+    w.dilation[off + i] = g.dilations[i];
+    w.pad[off + i] = g.pad_begin[i];
+  }
+  return w;
+}
+
 // ConvGrad(dY, X, W) -> dX?, dW?, dB? with the forward Conv's attributes (group, pads, strides,
-// dilations, auto_pad). Direct loops over a tap table: a reference, not a fast path.
+// dilations, auto_pad). Per image and group, with col = im2col(X_g) [C/g * k, out]:
+//   dW_g += dY_g col^T      dX_g = col2im(W_g^T dY_g)      dB = sum of dY over images and positions.
 Status ConvGradKernel(KernelContext& ctx) {
   MEMOPT_RETURN_IF_ERROR(RequireFloatInput(ctx, 0, "dY"));
   MEMOPT_RETURN_IF_ERROR(RequireFloatInput(ctx, 1, "X"));
@@ -224,9 +241,9 @@ Status ConvGradKernel(KernelContext& ctx) {
   const Tensor& x = ctx.input(1);
   const Tensor& w = ctx.input(2);
   const int64_t rank = x.rank();
-  if (rank < 3 || dy.rank() != rank || w.rank() != rank) {
+  if (rank < 3 || rank > 5 || dy.rank() != rank || w.rank() != rank) {
     return ctx.Error("dY " + dy.Describe() + ", X " + x.Describe() + " and W " + w.Describe() +
-                     " must all be N,C,spatial... of the same rank");
+                     " must all be N,C,spatial... of the same rank (1 to 3 spatial dims)");
   }
   const int64_t group = ctx.node->GetInt("group", 1);
   const int64_t n = x.dim(0), c_in = x.dim(1), m_out = w.dim(0), c_per_group = w.dim(1);
@@ -236,12 +253,14 @@ Status ConvGradKernel(KernelContext& ctx) {
   }
   std::vector<int64_t> kernel = ctx.node->GetInts("kernel_shape");
   if (kernel.empty()) kernel.assign(w.shape().begin() + 2, w.shape().end());
+  if (!std::equal(kernel.begin(), kernel.end(), w.shape().begin() + 2, w.shape().end())) {
+    return ctx.Error("kernel_shape " + ShapeToString(kernel) + " differs from W's spatial dims " + w.Describe());
+  }
   MEMOPT_ASSIGN_OR_RETURN(Geometry g, ReadGeometry(ctx, static_cast<size_t>(rank - 2), kernel));
   g.in.assign(x.shape().begin() + 2, x.shape().end());
   g.out.assign(dy.shape().begin() + 2, dy.shape().end());
   ApplyAutoPad(ctx.node->GetString("auto_pad", "NOTSET"), g);
-  const TapTable t = BuildTaps(g);
-  const int64_t in_size = ShapeProduct(x.shape(), 2, rank), m_per_group = m_out / group;
+  const math::Window3 win = ToWindow(g);
   const bool want_dx = ctx.output_wanted(0), want_dw = ctx.output_wanted(1), want_db = ctx.output_wanted(2);
   if (want_dx) ctx.outputs[0] = Tensor(x.dtype(), x.shape());
   if (want_dw) ctx.outputs[1] = Tensor(w.dtype(), w.shape());
@@ -249,34 +268,51 @@ Status ConvGradKernel(KernelContext& ctx) {
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
     FloatIn<C> gy(dy);
     FloatIn<C> xin(x);
-    FloatIn<C> win(w);
-    std::vector<double> dx(want_dx ? static_cast<size_t>(x.numel()) : 0);
-    std::vector<double> dw(want_dw ? static_cast<size_t>(w.numel()) : 0);
-    std::vector<double> db(want_db ? static_cast<size_t>(m_out) : 0);
-    for (int64_t b = 0; b < n; ++b) {
-      for (int64_t m = 0; m < m_out; ++m) {
-        const int64_t gi = m / m_per_group;
-        const C* gyp = gy.data() + (b * m_out + m) * t.out_size;
-        for (int64_t oi = 0; oi < t.out_size; ++oi) {
-          const double gv = gyp[oi];
-          if (want_db) db[static_cast<size_t>(m)] += gv;
-          if (gv == 0) continue;
-          const int64_t* offs = t.offset.data() + oi * t.taps;
-          for (int64_t c = 0; c < c_per_group; ++c) {
-            const int64_t xc = (b * c_in + gi * c_per_group + c) * in_size;
-            const int64_t wc = (m * c_per_group + c) * t.taps;
-            for (int64_t ki = 0; ki < t.taps; ++ki) {
-              if (offs[ki] < 0) continue;
-              if (want_dx) dx[static_cast<size_t>(xc + offs[ki])] += gv * static_cast<double>(win[wc + ki]);
-              if (want_dw) dw[static_cast<size_t>(wc + ki)] += gv * static_cast<double>(xin[xc + offs[ki]]);
-            }
-          }
+    FloatIn<C> wt(w);
+    const int64_t mg = m_out / group, osize = win.OutSize(), isize = win.InSize();
+    const int64_t kdim = c_per_group * win.KernelSize();
+    // A 1x1 window with unit stride and no padding: the image is its own column matrix.
+    bool direct = win.KernelSize() == 1;
+    for (size_t i = 0; i < 3; ++i) direct = direct && win.stride[i] == 1 && win.pad[i] == 0 && win.out[i] == win.in[i];
+    std::vector<C> col(want_dw && !direct ? static_cast<size_t>(kdim * osize) : 0);
+    std::vector<C> dcol(want_dx && !direct ? static_cast<size_t>(kdim * osize) : 0);
+    if (want_dx) {
+      FloatOut<C> dx(ctx.outputs[0]);
+      for (int64_t b = 0; b < n; ++b) {
+        for (int64_t gi = 0; gi < group; ++gi) {
+          const C* dyg = gy.data() + (b * m_out + gi * mg) * osize;
+          C* dxg = dx.data() + (b * c_in + gi * c_per_group) * isize;
+          C* dst = direct ? dxg : dcol.data();
+          Gemm(true, false, kdim, osize, mg, C(1), wt.data() + gi * mg * kdim, kdim, dyg, osize, C(0), dst, osize);
+          if (!direct) math::Col2Im(dcol.data(), c_per_group, win, dxg);
         }
       }
     }
-    if (want_dx) StoreFromCompute(dx.data(), ctx.outputs[0]);
-    if (want_dw) StoreFromCompute(dw.data(), ctx.outputs[1]);
-    if (want_db) StoreFromCompute(db.data(), ctx.outputs[2]);
+    if (want_dw) {
+      FloatOut<C> dw(ctx.outputs[1]);
+      for (int64_t b = 0; b < n; ++b) {
+        for (int64_t gi = 0; gi < group; ++gi) {
+          const C* xg = xin.data() + (b * c_in + gi * c_per_group) * isize;
+          if (!direct) math::Im2Col(xg, c_per_group, win, col.data());
+          const C* src = direct ? xg : col.data();
+          const C* dyg = gy.data() + (b * m_out + gi * mg) * osize;
+          Gemm(false, true, mg, kdim, osize, C(1), dyg, osize, src, osize, C(b == 0 ? 0 : 1),
+               dw.data() + gi * mg * kdim, kdim);
+        }
+      }
+    }
+    if (want_db) {
+      std::vector<double> db(static_cast<size_t>(m_out), 0.0);
+      for (int64_t b = 0; b < n; ++b) {
+        for (int64_t m = 0; m < m_out; ++m) {
+          const C* p = gy.data() + (b * m_out + m) * osize;
+          double s = 0;
+          for (int64_t i = 0; i < osize; ++i) s += static_cast<double>(p[i]);
+          db[static_cast<size_t>(m)] += s;
+        }
+      }
+      StoreFromCompute(db.data(), ctx.outputs[2]);
+    }
     return Status::Ok();
   });
 }
