@@ -54,6 +54,20 @@ Status UnaryFloat(KernelContext& ctx, int64_t cost, F f) {
   });
 }
 
+/// UnaryFloat whose float tensors go through a vectorised array form array(in, out, count) (see
+/// exec/math/vector_math.h), in chunks over the threads; the other float types through f.
+template <typename A, typename F>
+Status UnaryFloatArray(KernelContext& ctx, int64_t cost, A array, F f) {
+  MEMOPT_RETURN_IF_ERROR(RequireInputs(ctx, 1));
+  const Tensor& x = ctx.input(0);
+  if (x.dtype() != DataType::kFloat) return UnaryFloat(ctx, cost, f);
+  ctx.outputs[0] = Tensor(x.dtype(), x.shape());
+  const float* in = x.data<float>();
+  float* out = ctx.outputs[0].data<float>();
+  ParallelFor(x.numel(), cost, [&](int64_t begin, int64_t end) { array(in + begin, out + begin, end - begin); });
+  return Status::Ok();
+}
+
 /// Same for every numeric type (f receives the compute type: float, double or the integer type).
 template <typename F>
 Status UnaryNumeric(KernelContext& ctx, int64_t cost, F f) {

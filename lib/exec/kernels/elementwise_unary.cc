@@ -33,7 +33,7 @@ C Softplus(C x) {
 
 void RegisterMath(KernelRegistry& r) {
   const auto ft = FloatTypes();
-  r.Register("", "Exp", [](KernelContext& ctx) { return UnaryFloat(ctx, 8, [](auto x) { return math::Exp(x); }); }, ft);
+  r.Register("", "Exp", [](KernelContext& ctx) { return UnaryFloatArray(ctx, 8, math::ExpArray, [](auto x) { return math::Exp(x); }); }, ft);
   r.Register("", "Log", [](KernelContext& ctx) { return UnaryFloat(ctx, 8, [](auto x) { return std::log(x); }); }, ft);
   r.Register("", "Sqrt", [](KernelContext& ctx) { return UnaryFloat(ctx, 4, [](auto x) { return std::sqrt(x); }); },
              ft);
@@ -59,8 +59,8 @@ void RegisterMath(KernelRegistry& r) {
              ft);
   r.Register("", "Atanh", [](KernelContext& ctx) { return UnaryFloat(ctx, 8, [](auto x) { return std::atanh(x); }); },
              ft);
-  r.Register("", "Erf", [](KernelContext& ctx) { return UnaryFloat(ctx, 8, [](auto x) { return math::Erf(x); }); }, ft);
-  r.Register("", "Tanh", [](KernelContext& ctx) { return UnaryFloat(ctx, 8, [](auto x) { return math::Tanh(x); }); },
+  r.Register("", "Erf", [](KernelContext& ctx) { return UnaryFloatArray(ctx, 8, math::ErfArray, [](auto x) { return math::Erf(x); }); }, ft);
+  r.Register("", "Tanh", [](KernelContext& ctx) { return UnaryFloatArray(ctx, 8, math::TanhArray, [](auto x) { return math::Tanh(x); }); },
              ft);
   r.Register("", "Floor", [](KernelContext& ctx) { return UnaryFloat(ctx, 1, [](auto x) { return std::floor(x); }); },
              ft);
@@ -215,7 +215,9 @@ void RegisterActivations(KernelRegistry& r) {
       });
     }
     if (approximate != "none") return ctx.Error("unknown approximate '" + approximate + "' (expected none or tanh)");
-    return UnaryFloat(ctx, 10, [](auto x) { return x * math::NormCdf(x); });
+    return UnaryFloatArray(
+        ctx, 10, [](const float* x, float* y, int64_t n) { math::GeluArray(x, nullptr, y, n); },
+        [](auto x) { return x * math::NormCdf(x); });
   }, ft);
 }
 
