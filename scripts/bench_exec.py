@@ -9,7 +9,7 @@ ResNet-style and an MLP with a loss), scaled up to benchmark sizes. For each mod
             runs only inside ORTModule) is replaced by graph inputs carrying the same incoming
             gradients (1 for the scalar loss), and memopt and ORT both run that graph;
             PyTorch: zero_grad + forward + backward.
-memopt runs `memopt bench --inputs DIR --format json` (the whole step, MEMOPT_NUM_THREADS=t), ORT
+memopt runs `memopt bench --inputs DIR --threads t --format json` (the whole step), ORT
 an InferenceSession (all graph optimisations, intra-op threads t, sequential), PyTorch with
 torch.set_num_threads(t); all on the same input tensors. Each figure is the median over --rounds
 alternating rounds of the median over --iters iterations (after warm-up). The table gives
@@ -129,9 +129,8 @@ def median_ms(fn, iters, warmup):
 
 
 def memopt_ms(memopt, model, inputs, threads, iters, warmup):
-    env = dict(os.environ, MEMOPT_NUM_THREADS=str(threads))
     out = subprocess.run([memopt, "bench", model, "--inputs", inputs, "--iters", str(iters), "--warmup",
-                          str(warmup), "--format", "json"], env=env, capture_output=True, text=True)
+                          str(warmup), "--threads", str(threads), "--format", "json"], capture_output=True, text=True)
     if out.returncode != 0:
         raise SystemExit(f"memopt bench {model} failed ({out.returncode}): {out.stderr.strip()}")
     return json.loads(out.stdout)["models"][0]["time_ms"]["median"]

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <set>
 
+#include "exec/kernels/kernel_util.h"
 #include "io/atomic_write.h"
 #include "shape/dims_check.h"
 #include "util/closest_match.h"
@@ -104,6 +105,16 @@ void Progress::FinishStage() {
     drawn_width_ = 0;
   }
   std::fprintf(stderr, "memopt: %s: %.0f ms\n", stage_.c_str(), ms);
+}
+
+void AddThreadsOption(CLI::App& app, int& threads) {
+  app.add_option("--threads", threads,
+                 "CPU threads for the kernels and BLAS (default: MEMOPT_NUM_THREADS, else the machine's cores)")
+      ->check(CLI::Range(1, 256));
+}
+
+void ApplyThreads(int threads) {
+  if (threads > 0) SetNumThreads(threads);
 }
 
 int ExitCodeFor(const Status& status) {

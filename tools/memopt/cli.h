@@ -82,6 +82,11 @@ class Progress {
   size_t drawn_width_ = 0;
 };
 
+/// --threads N for the commands that run a graph on the CPU (0, the default: MEMOPT_NUM_THREADS,
+/// else the machine's cores). ApplyThreads sets it for the kernels and BLAS before a run.
+void AddThreadsOption(CLI::App& app, int& threads);
+void ApplyThreads(int threads);
+
 int ExitCodeFor(const Status& status);
 /// Prints "memopt: error: <message>" to stderr and returns the exit code for it.
 int ReportError(const Status& status);

@@ -41,6 +41,7 @@ struct ApplyArgs {
   uint64_t seed = 0;
   std::string format = "table";
   std::string timeline;
+  int threads = 0;  ///< --threads for --verify (0: the default)
 };
 
 Expected<MemoryOptConfig> ReadConfig(const std::string& config) {
@@ -60,6 +61,7 @@ Expected<MemoryOptConfig> ReadConfig(const std::string& config) {
 }
 
 int RunApply(const ApplyArgs& args, const GlobalOptions& globals) {
+  ApplyThreads(args.threads);
   if (args.timeline == "-") {
     return ReportError(UsageError("apply --timeline needs a file name (FILE.html or FILE.svg); stdout carries the report"));
   }
@@ -245,6 +247,7 @@ std::function<int()> SetupApply(CLI::App& app, const GlobalOptions& globals) {
                "run the original and rewritten models on the CPU executor with the same seeded inputs; every "
                "output must be bit-identical (exit 5 otherwise)");
   app.add_option("--seed", args->seed, "seed of the --verify inputs and Dropout masks")->default_val(0);
+  AddThreadsOption(app, args->threads);
   app.add_option("--format", args->format, "report format: table | json | csv | markdown")->default_val("table");
   return [args, &globals] { return RunApply(*args, globals); };
 }

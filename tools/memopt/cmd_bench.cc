@@ -11,12 +11,14 @@
 #include <cmath>
 #include <optional>
 #include <limits>
+#include <sys/resource.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
 #include "exec/executor.h"
+#include "exec/buffer_pool.h"
 #include "exec/initializer_reader.h"
 #include "exec/op_profile.h"
 #include "run_inputs.h"
@@ -45,6 +47,7 @@ struct BenchArgs {
   bool tf32 = false;           ///< --device cuda: float32 MatMul/Gemm may use TF32
   bool profile = false;        ///< time each op type (exec/op_profile.h)
   std::string device_text;     ///< --device cuda: the GPU, as ProbeDevice describes it
+  int threads = 0;            ///< --threads (0: the default)
 };
 
 struct ModelBench {
@@ -56,6 +59,9 @@ struct ModelBench {
   double median_ms = 0, min_ms = 0, max_ms = 0, p5_ms = 0, p95_ms = 0;
   /// --device cpu: the median of the node loop alone (RunResult::elapsed_ms); < 0 when not measured.
   double node_loop_median_ms = -1;
+  /// --device cpu: the process's resident-set high-water mark after the runs (weights, inputs,
+  /// buffers the pool keeps, code), and what the buffer pool holds free; -1 when not measured.
+  int64_t rss_peak_bytes = -1, pool_cached_bytes = -1;
   std::optional<int64_t> batch;  ///< the bound batch dim, for samples per second
   std::map<std::string, Tensor> outputs;
   int64_t pool_peak_requested = -1, pool_peak_reserved = -1;  ///< --device cuda: measured by the pool
@@ -141,6 +147,11 @@ Expected<ModelBench> BenchOne(const std::string& path, const Model& model, std::
       bench.memory = run->memory;
       bench.outputs = std::move(run->outputs);
     }
+  }
+  if (cpu_runs > 0) {
+    struct rusage usage {};
+    if (::getrusage(RUSAGE_SELF, &usage) == 0) bench.rss_peak_bytes = static_cast<int64_t>(usage.ru_maxrss) * 1024;
+    bench.pool_cached_bytes = BufferPool::Global().stats().cached_bytes;
   }
   std::sort(times.begin(), times.end());
   if (!loop_times.empty()) {
@@ -239,6 +250,11 @@ std::string RenderTable(const std::vector<ModelBench>& benches, const std::optio
                           "outputs)\n",
                           b.node_loop_median_ms);
     }
+    if (b.rss_peak_bytes >= 0) {
+      text += fmt::format("  process RSS: peak {} (the process so far: weights, inputs, code and {} the buffer pool "
+                          "keeps for the next step)\n",
+                          HumanBytes(b.rss_peak_bytes), HumanBytes(b.pool_cached_bytes));
+    }
     if (b.batch && b.median_ms > 0) {
       text += fmt::format("  throughput: {:.1f} samples/s (batch {})\n", 1000.0 * *b.batch / b.median_ms, *b.batch);
     }
@@ -275,6 +291,10 @@ nlohmann::json RenderJson(const std::vector<ModelBench>& benches, const std::opt
                              {"min", b.min_ms},
                              {"max", b.max_ms}}}});
     if (b.node_loop_median_ms >= 0) j["models"].back()["node_loop_ms"] = {{"median", b.node_loop_median_ms}};
+    if (b.rss_peak_bytes >= 0) {
+      j["models"].back()["rss_peak_bytes"] = b.rss_peak_bytes;
+      j["models"].back()["pool_cached_bytes"] = b.pool_cached_bytes;
+    }
     if (b.batch && b.median_ms > 0) {
       j["models"].back()["batch"] = *b.batch;
       j["models"].back()["samples_per_s"] = 1000.0 * *b.batch / b.median_ms;
@@ -303,6 +323,7 @@ nlohmann::json RenderJson(const std::vector<ModelBench>& benches, const std::opt
 }
 
 int RunBench(BenchArgs args, const GlobalOptions&) {
+  ApplyThreads(args.threads);
   if (args.device == "cuda") {
 #ifdef MEMOPT_HAVE_CUDA
     // The device comes first: without a usable GPU the answer is exit 4, whatever the model.
@@ -377,6 +398,7 @@ std::function<int()> SetupBench(CLI::App& app, const GlobalOptions& globals) {
       ->default_val("random");
   app.add_option("--format", args->format, "table | json")->default_val("table");
   app.add_flag("--tf32", args->tf32, "--device cuda: let float32 MatMul/Gemm use TF32 tensor cores");
+  AddThreadsOption(app, args->threads);
   app.add_flag("--profile", args->profile,
                "list the op types by time per step over the timed runs (cpu: each kernel on the wall clock; "
                "cuda: CUDA events between nodes, launch gaps included)");

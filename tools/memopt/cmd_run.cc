@@ -25,6 +25,7 @@ struct RunArgs {
   std::string output_grads = "random";
   double rtol = 1e-3;
   double atol = 1e-7;
+  int threads = 0;  ///< --threads (0: the default)
 };
 
 std::string NodeText(const Graph& graph, NodeId node) {
@@ -33,6 +34,7 @@ std::string NodeText(const Graph& graph, NodeId node) {
 }
 
 int RunRun(const RunArgs& args, const GlobalOptions& globals) {
+  ApplyThreads(args.threads);
   auto loaded = LoadAndInfer(args.model);
   if (!loaded.ok()) return ReportError(loaded.status());
   const Model& model = loaded->model;
@@ -138,6 +140,7 @@ std::function<int()> SetupRun(CLI::App& app, const GlobalOptions& globals) {
       ->default_val(1e-7)
       ->check(CLI::NonNegativeNumber);
   app.add_option("--dims", args->dims, "bind symbolic input dims, e.g. batch=8,seq_len=512");
+  AddThreadsOption(app, args->threads);
   app.add_option("--seed", args->seed, "seed of the random inputs (and of Dropout without a seed attribute)")
       ->default_val(0);
   return [args, &globals] { return RunRun(*args, globals); };
