@@ -5,6 +5,7 @@
 // (zero outside the image). Col2Im is the adjoint: it adds each column entry back into the image.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
@@ -49,18 +50,17 @@ void Im2Col(const C* x, int64_t channels, const Window3& w, C* col) {
             continue;
           }
           const C* src = xc + (id * w.in[1] + ih) * w.in[2];
-          const int64_t off = kw * w.dilation[2] - w.pad[2];
-          if (w.stride[2] == 1) {
-            for (int64_t ow = 0; ow < w.out[2]; ++ow) {
-              const int64_t iw = ow + off;
-              d[ow] = (iw >= 0 && iw < w.in[2]) ? src[iw] : C(0);
-            }
+          // iw = ow * stride + off lies in the image for ow in [lo, hi): zeros around a copy.
+          const int64_t off = kw * w.dilation[2] - w.pad[2], sw = w.stride[2];
+          const int64_t lo = std::min(w.out[2], off >= 0 ? int64_t{0} : (-off + sw - 1) / sw);
+          const int64_t hi = std::max(lo, std::min(w.out[2], w.in[2] - off <= 0 ? int64_t{0} : (w.in[2] - off + sw - 1) / sw));
+          for (int64_t ow = 0; ow < lo; ++ow) d[ow] = C(0);
+          if (sw == 1) {
+            std::copy(src + lo + off, src + hi + off, d + lo);
           } else {
-            for (int64_t ow = 0; ow < w.out[2]; ++ow) {
-              const int64_t iw = ow * w.stride[2] + off;
-              d[ow] = (iw >= 0 && iw < w.in[2]) ? src[iw] : C(0);
-            }
+            for (int64_t ow = lo; ow < hi; ++ow) d[ow] = src[ow * sw + off];
           }
+          for (int64_t ow = hi; ow < w.out[2]; ++ow) d[ow] = C(0);
         }
       }
     }

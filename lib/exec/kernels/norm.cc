@@ -14,19 +14,47 @@ struct Moments {
   double var = 0;
 };
 
+/// Sum of p[0..n) in double, in four interleaved partial sums (independent add chains).
+template <typename C>
+double SumOf(const C* p, int64_t n) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    s0 += static_cast<double>(p[i]);
+    s1 += static_cast<double>(p[i + 1]);
+    s2 += static_cast<double>(p[i + 2]);
+    s3 += static_cast<double>(p[i + 3]);
+  }
+  for (; i < n; ++i) s0 += static_cast<double>(p[i]);
+  return (s0 + s1) + (s2 + s3);
+}
+
+/// Sum of (p[i] - mean)^2 in double, the same way.
+template <typename C>
+double SquaredDeviations(const C* p, int64_t n, double mean) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const double d0 = static_cast<double>(p[i]) - mean, d1 = static_cast<double>(p[i + 1]) - mean;
+    const double d2 = static_cast<double>(p[i + 2]) - mean, d3 = static_cast<double>(p[i + 3]) - mean;
+    s0 += d0 * d0;
+    s1 += d1 * d1;
+    s2 += d2 * d2;
+    s3 += d3 * d3;
+  }
+  for (; i < n; ++i) {
+    const double d = static_cast<double>(p[i]) - mean;
+    s0 += d * d;
+  }
+  return (s0 + s1) + (s2 + s3);
+}
+
 template <typename C>
 Moments RowMoments(const C* base, int64_t count) {
   Moments m;
   if (count == 0) return m;
-  double sum = 0;
-  for (int64_t i = 0; i < count; ++i) sum += static_cast<double>(base[i]);
-  m.mean = sum / static_cast<double>(count);
-  double sq = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    const double d = static_cast<double>(base[i]) - m.mean;
-    sq += d * d;
-  }
-  m.var = sq / static_cast<double>(count);
+  m.mean = SumOf(base, count) / static_cast<double>(count);
+  m.var = SquaredDeviations(base, count, m.mean) / static_cast<double>(count);
   return m;
 }
 
@@ -71,24 +99,17 @@ Status BatchNormCore(KernelContext& ctx, bool spatial, bool training, int num_st
     OutView<C> yv(ctx.outputs[0]);
     std::vector<double> mean(c), var(c);
     if (training) {
-      for (int64_t ch = 0; ch < c; ++ch) {
-        double sum = 0;
-        for (int64_t b = 0; b < n; ++b) {
-          const C* p = xv.data() + (b * c + ch) * s;
-          for (int64_t i = 0; i < s; ++i) sum += static_cast<double>(p[i]);
+      ParallelFor(c, 2 * n * s, [&](int64_t begin, int64_t end) {
+        for (int64_t ch = begin; ch < end; ++ch) {
+          double sum = 0;
+          for (int64_t b = 0; b < n; ++b) sum += SumOf(xv.data() + (b * c + ch) * s, s);
+          const double count = static_cast<double>(n * s);
+          mean[ch] = count > 0 ? sum / count : 0.0;
+          double sq = 0;
+          for (int64_t b = 0; b < n; ++b) sq += SquaredDeviations(xv.data() + (b * c + ch) * s, s, mean[ch]);
+          var[ch] = count > 0 ? sq / count : 0.0;
         }
-        const double count = static_cast<double>(n * s);
-        mean[ch] = count > 0 ? sum / count : 0.0;
-        double sq = 0;
-        for (int64_t b = 0; b < n; ++b) {
-          const C* p = xv.data() + (b * c + ch) * s;
-          for (int64_t i = 0; i < s; ++i) {
-            const double d = static_cast<double>(p[i]) - mean[ch];
-            sq += d * d;
-          }
-        }
-        var[ch] = count > 0 ? sq / count : 0.0;
-      }
+      });
       auto store = [&](int out, auto value) {
         if (!ctx.output_wanted(out) || !ctx.outputs[out].defined()) return;
         for (int64_t ch = 0; ch < c; ++ch) ctx.outputs[out].SetFromDouble(ch, value(ch));

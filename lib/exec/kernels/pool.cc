@@ -1,6 +1,8 @@
 // MaxPool (with Indices, storage_order, dilations, ceil_mode), AveragePool (count_include_pad),
 // LpPool, GlobalAveragePool, GlobalMaxPool, GlobalLpPool. Spatial dims 1..3.
+#include <algorithm>
 #include <cmath>
+#include <vector>
 #include <limits>
 
 #include "exec/kernels/math_util.h"
@@ -96,6 +98,21 @@ void ForOutputs(const Pool3& p, Fn&& fn) {
   });
 }
 
+/// The in-image taps [first, last) along one dim of the window at output position o: clamped to
+/// the image instead of tested tap by tap.
+struct TapRange {
+  int64_t first = 0, last = 0, start = 0;
+};
+TapRange Taps(const Pool3& p, int dim, int64_t o) {
+  TapRange r;
+  r.start = o * p.stride[dim] - p.pad_begin[dim];
+  const int64_t dil = p.dilation[dim];
+  r.first = r.start >= 0 ? 0 : (-r.start + dil - 1) / dil;
+  const int64_t past = p.in[dim] - r.start;  // taps with start + k * dil < in
+  r.last = past <= 0 ? 0 : std::min(p.kernel[dim], (past + dil - 1) / dil);
+  return r;
+}
+
 Status MaxPool(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   MEMOPT_ASSIGN_OR_RETURN(Pool3 p, Prepare(ctx, x.dtype()));
@@ -106,31 +123,82 @@ Status MaxPool(KernelContext& ctx) {
     using C = ComputeType<T>;
     const T* xp = x.data<T>();
     T* yp = ctx.outputs[0].data<T>();
-    const int64_t isize = p.InSize();
-    ForOutputs(p, [&](int64_t plane, int64_t od, int64_t oh, int64_t ow, int64_t o) {
-      const T* xs = xp + plane * isize;
-      int64_t best = -1;
-      C best_v = std::numeric_limits<C>::lowest();
-      int64_t best_d = 0, best_h = 0, best_w = 0;
-      ForWindow(p, od, oh, ow, [&](int64_t off, int64_t d, int64_t h, int64_t w) {
-        const C v = Load(xs[off]);
-        if (best < 0 || v > best_v) {
-          best = off;
-          best_v = v;
-          best_d = d;
-          best_h = h;
-          best_w = w;
-        }
-      });
-      if (best < 0) {
-        yp[o] = StoreAs<T>(std::numeric_limits<C>::lowest());
-        if (indices != nullptr) indices[o] = -1;
-        return;
+    const int64_t isize = p.InSize(), osize = p.OutSize();
+    // Per plane and output row (od, oh): each tap (kd, kh, kw) in order updates the whole row of
+    // running maxima (the outputs whose window has that tap inside the image), so the inner loop
+    // runs along ow and the first maximum wins as in a tap-by-tap scan.
+    ParallelFor(p.planes, osize * p.kernel[0] * p.kernel[1] * p.kernel[2], [&](int64_t begin, int64_t end) {
+      const int64_t ow_n = p.out[2], sw = p.stride[2];
+      std::vector<C> best_v(static_cast<size_t>(ow_n));
+      std::vector<int64_t> best(static_cast<size_t>(ow_n));
+      // Outputs [lo, hi) whose tap kw falls inside the image: 0 <= ow * sw - pad + kw * dil < in.
+      std::vector<std::pair<int64_t, int64_t>> ow_range(static_cast<size_t>(p.kernel[2]));
+      for (int64_t kw = 0; kw < p.kernel[2]; ++kw) {
+        const int64_t shift = kw * p.dilation[2] - p.pad_begin[2];  // iw = ow * sw + shift
+        const int64_t lo = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
+        const int64_t hi = p.in[2] - shift <= 0 ? 0 : (p.in[2] - shift + sw - 1) / sw;
+        ow_range[static_cast<size_t>(kw)] = {std::min(lo, ow_n), std::min(hi, ow_n)};
       }
-      yp[o] = xs[best];
-      if (indices != nullptr) {
-        const int64_t local = col_major ? best_d + best_h * p.in[0] + best_w * p.in[0] * p.in[1] : best;
-        indices[o] = plane * isize + local;
+      for (int64_t plane = begin; plane < end; ++plane) {
+        const T* xs = xp + plane * isize;
+        int64_t o = plane * osize;
+        for (int64_t od = 0; od < p.out[0]; ++od) {
+          const TapRange rd = Taps(p, 0, od);
+          for (int64_t oh = 0; oh < p.out[1]; ++oh, o += ow_n) {
+            const TapRange rh = Taps(p, 1, oh);
+            std::fill(best_v.begin(), best_v.end(), std::numeric_limits<C>::lowest());
+            std::fill(best.begin(), best.end(), int64_t{-1});
+            for (int64_t kd = rd.first; kd < rd.last; ++kd) {
+              const int64_t id = rd.start + kd * p.dilation[0];
+              for (int64_t kh = rh.first; kh < rh.last; ++kh) {
+                const int64_t row = (id * p.in[1] + rh.start + kh * p.dilation[1]) * p.in[2];
+                for (int64_t kw = 0; kw < p.kernel[2]; ++kw) {
+                  const int64_t shift = row + kw * p.dilation[2] - p.pad_begin[2];
+                  const auto [lo, hi] = ow_range[static_cast<size_t>(kw)];
+                  C* bv = best_v.data();
+                  if (indices == nullptr) {
+                    // Values only: a max along the row that vectorises (NaN wins, as below).
+                    for (int64_t ow = lo; ow < hi; ++ow) {
+                      const C v = Load(xs[ow * sw + shift]);
+                      bv[ow] = ((v > bv[ow]) | (v != v)) ? v : bv[ow];
+                    }
+                    continue;
+                  }
+                  int64_t* bi = best.data();
+                  for (int64_t ow = lo; ow < hi; ++ow) {
+                    const int64_t off = ow * sw + shift;
+                    const C v = Load(xs[off]);
+                    // The first maximum wins; a NaN beats any number and is kept once found.
+                    const bool better = (v > bv[ow]) | (bi[ow] < 0) | ((v != v) & (bv[ow] == bv[ow]));
+                    bi[ow] = better ? off : bi[ow];
+                    bv[ow] = better ? v : bv[ow];
+                  }
+                }
+              }
+            }
+            if (indices == nullptr) {
+              for (int64_t ow = 0; ow < ow_n; ++ow) yp[o + ow] = StoreAs<T>(best_v[static_cast<size_t>(ow)]);
+              continue;
+            }
+            for (int64_t ow = 0; ow < ow_n; ++ow) {
+              const int64_t b = best[static_cast<size_t>(ow)];
+              if (b < 0) {
+                yp[o + ow] = StoreAs<T>(std::numeric_limits<C>::lowest());
+                if (indices != nullptr) indices[o + ow] = -1;
+                continue;
+              }
+              yp[o + ow] = xs[b];
+              if (indices != nullptr) {
+                int64_t local = b;
+                if (col_major) {
+                  const int64_t bw = b % p.in[2], bh = (b / p.in[2]) % p.in[1], bd = b / (p.in[2] * p.in[1]);
+                  local = bd + bh * p.in[0] + bw * p.in[0] * p.in[1];
+                }
+                indices[o + ow] = plane * isize + local;
+              }
+            }
+          }
+        }
       }
     });
   });
