@@ -62,7 +62,7 @@ Status Conv(KernelContext& ctx) {
     // A 1x1 window with unit stride and no padding reads the image as it is.
     bool direct = win.KernelSize() == 1;
     for (size_t i = 0; i < 3; ++i) direct = direct && win.stride[i] == 1 && win.pad[i] == 0 && win.out[i] == win.in[i];
-    std::vector<C> col(direct ? 0 : static_cast<size_t>(kdim * osize));
+    ColumnBuffer<C> col(direct ? 0 : kdim * osize);
     for (int64_t img = 0; img < n; ++img) {
       for (int64_t gi = 0; gi < group; ++gi) {
         const C* xg = xv.data() + (img * c + gi * cg) * isize;

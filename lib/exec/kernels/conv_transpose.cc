@@ -124,7 +124,7 @@ Status ConvTranspose(KernelContext& ctx) {
     const int64_t isize = win.OutSize();  // X pixels
     const int64_t osize = win.InSize();   // Y pixels
     const int64_t rows = mg * ksize;
-    std::vector<C> col(static_cast<size_t>(rows * isize));
+    ColumnBuffer<C> col(rows * isize);
     for (int64_t img = 0; img < n; ++img) {
       for (int64_t gi = 0; gi < group; ++gi) {
         const C* xg = xv.data() + (img * c + gi * cg) * isize;

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 
+#include "exec/buffer_pool.h"
 #include "exec/kernels/kernel_util.h"
 
 namespace memopt::math {
@@ -23,6 +24,20 @@ struct Window3 {
   int64_t InSize() const { return in[0] * in[1] * in[2]; }
   int64_t OutSize() const { return out[0] * out[1] * out[2]; }
   int64_t KernelSize() const { return kernel[0] * kernel[1] * kernel[2]; }
+};
+
+/// Scratch for a column matrix from the executor's buffer pool (exec/buffer_pool.h): reused across
+/// nodes and steps instead of a fresh allocation, and its page faults, per call. Like any kernel
+/// scratch it is not counted as a tensor by the memory tracker.
+template <typename C>
+class ColumnBuffer {
+ public:
+  explicit ColumnBuffer(int64_t elements)
+      : buf_(elements > 0 ? BufferPool::Global().AcquireZeroed(static_cast<size_t>(elements) * sizeof(C)) : nullptr) {}
+  C* data() { return reinterpret_cast<C*>(buf_.get()); }
+
+ private:
+  std::shared_ptr<std::byte[]> buf_;
 };
 
 /// x: [channels, in...] -> col: [channels * KernelSize(), OutSize()].

@@ -274,8 +274,8 @@ Status ConvGradKernel(KernelContext& ctx) {
     // A 1x1 window with unit stride and no padding: the image is its own column matrix.
     bool direct = win.KernelSize() == 1;
     for (size_t i = 0; i < 3; ++i) direct = direct && win.stride[i] == 1 && win.pad[i] == 0 && win.out[i] == win.in[i];
-    std::vector<C> col(want_dw && !direct ? static_cast<size_t>(kdim * osize) : 0);
-    std::vector<C> dcol(want_dx && !direct ? static_cast<size_t>(kdim * osize) : 0);
+    math::ColumnBuffer<C> col(want_dw && !direct ? kdim * osize : 0);
+    math::ColumnBuffer<C> dcol(want_dx && !direct ? kdim * osize : 0);
     if (want_dx) {
       FloatOut<C> dx(ctx.outputs[0]);
       for (int64_t b = 0; b < n; ++b) {
