@@ -6,11 +6,15 @@
 // Scores/log-probs are [N, C] or [N, C, D1..Dk], labels [N] or [N, D1..Dk]. For each (n, d):
 // y = label, ignored iff y == ignore_index, w = ignored ? 0 : (weights ? weights[y] : 1),
 // l = -w * logp[n, y, d]. none: l (labels' shape); sum: sum(l); mean: sum(l) / sum(w).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <type_traits>
+#include <vector>
 
 #include "exec/kernels/math_util.h"
+#include "exec/math/vector_math.h"
 
 namespace memopt::math {
 namespace {
@@ -88,6 +92,31 @@ Expected<std::vector<int64_t>> ScoresShape(const KernelContext& ctx) {
   return s.shape();
 }
 
+/// log(sum(exp(x[0..n)))) of a contiguous float row, through ExpArray (`buf`: n scratch floats).
+/// The max is taken in 8 partial maxima; NaN is ignored there and propagates through the sum.
+float LogSumExpRow(const float* x, int64_t n, float* buf) {
+  float part[8];
+  for (float& p : part) p = -std::numeric_limits<float>::infinity();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int k = 0; k < 8; ++k) part[k] = part[k] < x[i + k] ? x[i + k] : part[k];
+  }
+  float mx = -std::numeric_limits<float>::infinity();
+  for (float p : part) mx = std::max(mx, p);
+  for (; i < n; ++i) mx = std::max(mx, x[i]);
+  if (std::isinf(mx)) mx = 0;
+  for (int64_t k = 0; k < n; ++k) buf[k] = x[k] - mx;
+  math::ExpArray(buf, buf, n);
+  float sum[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int k = 0; k < 8; ++k) sum[k] += buf[i + k];
+  }
+  float total = ((sum[0] + sum[4]) + (sum[1] + sum[5])) + ((sum[2] + sum[6]) + (sum[3] + sum[7]));
+  for (; i < n; ++i) total += buf[i];
+  return mx + std::log(total);
+}
+
 /// Softmax cross entropy: log_prob = log_softmax over axis 1 (written to output 1 when wanted or
 /// `always_log_prob`), then NLL. Only the per-position log-sum-exp is kept when log_prob is not
 /// wanted.
@@ -103,6 +132,13 @@ Status SoftmaxCrossEntropy(KernelContext& ctx, const LossSpec& spec, bool always
     const C* xp = sv.data();
     std::vector<C> lse(static_cast<size_t>(n * d));
     ParallelFor(n * d, 2 * c, [&](int64_t begin, int64_t end) {
+      if constexpr (std::is_same_v<C, float>) {
+        if (d == 1) {  // contiguous class rows: vectorised exp (exec/math/vector_math.h)
+          std::vector<float> row(static_cast<size_t>(c));
+          for (int64_t r = begin; r < end; ++r) lse[static_cast<size_t>(r)] = LogSumExpRow(xp + r * c, c, row.data());
+          return;
+        }
+      }
       for (int64_t r = begin; r < end; ++r) {
         const int64_t b = r / d, j = r % d;
         const C* x = xp + b * c * d + j;

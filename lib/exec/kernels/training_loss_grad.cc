@@ -8,9 +8,12 @@
 // When every label is ignored under "mean" (W = 0) the gradient is 0 (torch does the same).
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "exec/kernels/kernel_util.h"
 #include "exec/kernels/training_util.h"
+#include "exec/math/vector_math.h"
 
 namespace memopt::training {
 namespace {
@@ -103,26 +106,35 @@ Status SceLossGradImpl(KernelContext& ctx, bool internal) {
       bias.resize(static_cast<size_t>(lp.numel()));
       ConvertToCompute(ctx.input(5), bias.data());
     }
-    for (int64_t b = 0; b < n; ++b) {
-      for (int64_t d = 0; d < inner; ++d) {
-        const size_t li = static_cast<size_t>(b * inner + d);
-        double dl;
-        if (reduction == "none") {
-          dl = static_cast<double>(g[static_cast<int64_t>(li)]) * w[li];
-        } else if (reduction == "sum") {
-          dl = static_cast<double>(g[0]) * w[li];
-        } else {
-          dl = wsum == 0 ? 0.0 : static_cast<double>(g[0]) * w[li] / wsum;
+    const int reduce = reduction == "none" ? 0 : (reduction == "sum" ? 1 : 2);
+    ParallelFor(n, 4 * classes * inner, [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b) {
+        if constexpr (std::is_same_v<C, float>) {
+          // Contiguous class rows: the exponentials first, vectorised (exec/math/vector_math.h).
+          if (inner == 1) math::ExpArray(logp.data() + b * classes, out.data() + b * classes, classes);
         }
-        const C dlc = static_cast<C>(dl);
-        for (int64_t c = 0; c < classes; ++c) {
-          const int64_t k = (b * classes + c) * inner + d;
-          C v = dlc * (std::exp(logp[k]) - (c == labels[li] ? C(1) : C(0)));
-          if (has_bias) v += bias[static_cast<size_t>(k)];
-          out[k] = v;
+        for (int64_t d = 0; d < inner; ++d) {
+          const size_t li = static_cast<size_t>(b * inner + d);
+          double dl;
+          if (reduce == 0) {
+            dl = static_cast<double>(g[static_cast<int64_t>(li)]) * w[li];
+          } else if (reduce == 1) {
+            dl = static_cast<double>(g[0]) * w[li];
+          } else {
+            dl = wsum == 0 ? 0.0 : static_cast<double>(g[0]) * w[li] / wsum;
+          }
+          const C dlc = static_cast<C>(dl);
+          const bool exp_done = std::is_same_v<C, float> && inner == 1;
+          for (int64_t c = 0; c < classes; ++c) {
+            const int64_t k = (b * classes + c) * inner + d;
+            const C e = exp_done ? out[k] : std::exp(logp[k]);
+            C v = dlc * (e - (c == labels[li] ? C(1) : C(0)));
+            if (has_bias) v += bias[static_cast<size_t>(k)];
+            out[k] = v;
+          }
         }
       }
-    }
+    });
     return Status::Ok();
   });
 }
