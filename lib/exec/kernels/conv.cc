@@ -34,17 +34,7 @@ Status Conv(KernelContext& ctx) {
   if (g.kernel != wk) {
     return ctx.Error("kernel_shape " + ShapeToString(g.kernel) + " differs from W's spatial dims " + ShapeToString(wk));
   }
-  const size_t sd = in.size();
-  Window3 win;
-  const size_t off = 3 - sd;
-  for (size_t i = 0; i < sd; ++i) {
-    win.in[off + i] = in[i];
-    win.out[off + i] = g.out[i];
-    win.kernel[off + i] = g.kernel[i];
-    win.stride[off + i] = g.strides[i];
-    win.dilation[off + i] = g.dilations[i];
-    win.pad[off + i] = g.pads[i];
-  }
+  const Window3 win = MakeWindow3(in, g.out, g.kernel, g.strides, g.dilations, g.pads);
   std::vector<int64_t> out_shape = {n, m};
   out_shape.insert(out_shape.end(), g.out.begin(), g.out.end());
   ctx.outputs[0] = Tensor(x.dtype(), out_shape);
@@ -59,9 +49,7 @@ Status Conv(KernelContext& ctx) {
     const int64_t kdim = cg * win.KernelSize();
     const int64_t osize = win.OutSize();
     const int64_t isize = win.InSize();
-    // A 1x1 window with unit stride and no padding reads the image as it is.
-    bool direct = win.KernelSize() == 1;
-    for (size_t i = 0; i < 3; ++i) direct = direct && win.stride[i] == 1 && win.pad[i] == 0 && win.out[i] == win.in[i];
+    const bool direct = win.ReadsImageAsIs();
     ColumnBuffer<C> col(direct ? 0 : kdim * osize);
     for (int64_t img = 0; img < n; ++img) {
       for (int64_t gi = 0; gi < group; ++gi) {

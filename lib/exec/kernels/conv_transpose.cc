@@ -100,16 +100,7 @@ Status ConvTranspose(KernelContext& ctx) {
   const std::vector<int64_t> wk(w.shape().begin() + 2, w.shape().end());
   MEMOPT_ASSIGN_OR_RETURN(TransposeGeometry g, Geometry(ctx, in, wk));
   // col2im runs "backwards": its image is the output and its column positions are X's pixels.
-  Window3 win;
-  const size_t sd = in.size(), off = 3 - sd;
-  for (size_t i = 0; i < sd; ++i) {
-    win.in[off + i] = g.out[i];
-    win.out[off + i] = in[i];
-    win.kernel[off + i] = wk[i];
-    win.stride[off + i] = g.strides[i];
-    win.dilation[off + i] = g.dilations[i];
-    win.pad[off + i] = g.pad_begin[i];
-  }
+  const Window3 win = MakeWindow3(g.out, in, wk, g.strides, g.dilations, g.pad_begin);
   std::vector<int64_t> out_shape = {n, m};
   out_shape.insert(out_shape.end(), g.out.begin(), g.out.end());
   ctx.outputs[0] = Tensor(x.dtype(), out_shape);

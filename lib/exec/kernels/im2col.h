@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "exec/buffer_pool.h"
 #include "exec/kernels/kernel_util.h"
@@ -24,7 +25,31 @@ struct Window3 {
   int64_t InSize() const { return in[0] * in[1] * in[2]; }
   int64_t OutSize() const { return out[0] * out[1] * out[2]; }
   int64_t KernelSize() const { return kernel[0] * kernel[1] * kernel[2]; }
+  /// A 1x1 window with unit stride and no padding: the image is its own column matrix.
+  bool ReadsImageAsIs() const {
+    bool same = KernelSize() == 1;
+    for (size_t i = 0; i < 3; ++i) same = same && stride[i] == 1 && pad[i] == 0 && out[i] == in[i];
+    return same;
+  }
 };
+
+/// The window of 1 to 3 spatial dims, padded with leading size-1 dims (pad_begin: at least
+/// in.size() entries, the begin pads first, as in ONNX's pads).
+inline Window3 MakeWindow3(const std::vector<int64_t>& in, const std::vector<int64_t>& out,
+                           const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
+                           const std::vector<int64_t>& dilation, const std::vector<int64_t>& pad_begin) {
+  Window3 w;
+  const size_t sd = in.size(), off = 3 - sd;
+  for (size_t i = 0; i < sd; ++i) {
+    w.in[off + i] = in[i];
+    w.out[off + i] = out[i];
+    w.kernel[off + i] = kernel[i];
+    w.stride[off + i] = stride[i];
+    w.dilation[off + i] = dilation[i];
+    w.pad[off + i] = pad_begin[i];
+  }
+  return w;
+}
 
 /// Scratch for a column matrix from the executor's buffer pool (exec/buffer_pool.h): reused across
 /// nodes and steps instead of a fresh allocation, and its page faults, per call. Like any kernel

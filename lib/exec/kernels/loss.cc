@@ -105,16 +105,7 @@ float LogSumExpRow(const float* x, int64_t n, float* buf) {
   for (float p : part) mx = std::max(mx, p);
   for (; i < n; ++i) mx = std::max(mx, x[i]);
   if (std::isinf(mx)) mx = 0;
-  for (int64_t k = 0; k < n; ++k) buf[k] = x[k] - mx;
-  math::ExpArray(buf, buf, n);
-  float sum[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (int k = 0; k < 8; ++k) sum[k] += buf[i + k];
-  }
-  float total = ((sum[0] + sum[4]) + (sum[1] + sum[5])) + ((sum[2] + sum[6]) + (sum[3] + sum[7]));
-  for (; i < n; ++i) total += buf[i];
-  return mx + std::log(total);
+  return mx + std::log(math::ExpShiftedSum(x, nullptr, mx, buf, n));
 }
 
 /// Softmax cross entropy: log_prob = log_softmax over axis 1 (written to output 1 when wanted or

@@ -2,7 +2,6 @@
 // axis, default -1) and com.microsoft BiasSoftmax (opset-11 semantics plus a broadcast bias row,
 // ort_training_ops.md 2.5). Softmax sums are accumulated in the compute type with the row max
 // subtracted first; contiguous float rows take the vectorised exp (exec/math/vector_math.h).
-#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -41,37 +40,21 @@ Expected<AxisView> ViewAt(const KernelContext& ctx, const Tensor& x, bool coerce
   return v;
 }
 
-/// Softmax or LogSoftmax of a contiguous float row with its max `mx` known: the exponentials go
-/// through the vectorised ExpArray (y holds x - mx first), summed in 8 interleaved partial sums.
+/// Softmax or LogSoftmax of a contiguous float row with its max `mx` known: the exponentials and
+/// their sum through ExpShiftedSum (exec/math/vector_math.h).
 void ContiguousFloatRow(Kind kind, const float* x, const float* b, float* y, int64_t n, float mx) {
-  if (b != nullptr) {
-    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] + b[i]) - mx;
-  } else {
-    for (int64_t i = 0; i < n; ++i) y[i] = x[i] - mx;
-  }
+  const float sum = ExpShiftedSum(x, b, mx, y, n);
   if (kind == Kind::kLogSoftmax) {
-    // y keeps x - mx; the exponentials go through a small buffer.
-    float buf[256];
-    float sum = 0;
-    for (int64_t at = 0; at < n; at += 256) {
-      const int64_t len = std::min<int64_t>(256, n - at);
-      ExpArray(y + at, buf, len);
-      for (int64_t i = 0; i < len; ++i) sum += buf[i];
-    }
     const float log_sum = std::log(sum);
-    for (int64_t i = 0; i < n; ++i) y[i] -= log_sum;
+    if (b != nullptr) {
+      for (int64_t i = 0; i < n; ++i) y[i] = ((x[i] + b[i]) - mx) - log_sum;
+    } else {
+      for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - mx) - log_sum;
+    }
     return;
   }
-  ExpArray(y, y, n);
-  float part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (int k = 0; k < 8; ++k) part[k] += y[i + k];
-  }
-  float sum = ((part[0] + part[4]) + (part[1] + part[5])) + ((part[2] + part[6]) + (part[3] + part[7]));
-  for (; i < n; ++i) sum += y[i];
   const float inv = 1.0f / sum;
-  for (int64_t j = 0; j < n; ++j) y[j] *= inv;
+  for (int64_t i = 0; i < n; ++i) y[i] *= inv;
 }
 
 /// One softmax-family row: n values at x[i * stride], optional additive bias b[i * stride].

@@ -215,21 +215,6 @@ Status AveragePoolGradKernel(KernelContext& ctx) {
   });
 }
 
-/// The Conv geometry as im2col's 3-D window (leading spatial dims padded with size 1).
-math::Window3 ToWindow(const Geometry& g) {
-  math::Window3 w;
-  const size_t sd = g.in.size(), off = 3 - sd;
-  for (size_t i = 0; i < sd; ++i) {
-    w.in[off + i] = g.in[i];
-    w.out[off + i] = g.out[i];
-    w.kernel[off + i] = g.kernel[i];
-    w.stride[off + i] = g.strides[i];
-    w.dilation[off + i] = g.dilations[i];
-    w.pad[off + i] = g.pad_begin[i];
-  }
-  return w;
-}
-
 // ConvGrad(dY, X, W) -> dX?, dW?, dB? with the forward Conv's attributes (group, pads, strides,
 // dilations, auto_pad). Per image and group, with col = im2col(X_g) [C/g * k, out]:
 //   dW_g += dY_g col^T      dX_g = col2im(W_g^T dY_g)      dB = sum of dY over images and positions.
@@ -260,7 +245,7 @@ Status ConvGradKernel(KernelContext& ctx) {
   g.in.assign(x.shape().begin() + 2, x.shape().end());
   g.out.assign(dy.shape().begin() + 2, dy.shape().end());
   ApplyAutoPad(ctx.node->GetString("auto_pad", "NOTSET"), g);
-  const math::Window3 win = ToWindow(g);
+  const math::Window3 win = math::MakeWindow3(g.in, g.out, g.kernel, g.strides, g.dilations, g.pad_begin);
   const bool want_dx = ctx.output_wanted(0), want_dw = ctx.output_wanted(1), want_db = ctx.output_wanted(2);
   if (want_dx) ctx.outputs[0] = Tensor(x.dtype(), x.shape());
   if (want_dw) ctx.outputs[1] = Tensor(w.dtype(), w.shape());
@@ -271,9 +256,7 @@ Status ConvGradKernel(KernelContext& ctx) {
     FloatIn<C> wt(w);
     const int64_t mg = m_out / group, osize = win.OutSize(), isize = win.InSize();
     const int64_t kdim = c_per_group * win.KernelSize();
-    // A 1x1 window with unit stride and no padding: the image is its own column matrix.
-    bool direct = win.KernelSize() == 1;
-    for (size_t i = 0; i < 3; ++i) direct = direct && win.stride[i] == 1 && win.pad[i] == 0 && win.out[i] == win.in[i];
+    const bool direct = win.ReadsImageAsIs();
     math::ColumnBuffer<C> col(want_dw && !direct ? kdim * osize : 0);
     math::ColumnBuffer<C> dcol(want_dx && !direct ? kdim * osize : 0);
     if (want_dx) {

@@ -30,6 +30,23 @@ MEMOPT_VECTOR_CLONES void TanhArray(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = TanhF(x[i]);
 }
 
+float ExpShiftedSum(const float* x, const float* bias, float shift, float* y, int64_t n) {
+  if (bias != nullptr) {
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] + bias[i]) - shift;
+  } else {
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i] - shift;
+  }
+  ExpArray(y, y, n);
+  float part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int k = 0; k < 8; ++k) part[k] += y[i + k];
+  }
+  float sum = ((part[0] + part[4]) + (part[1] + part[5])) + ((part[2] + part[6]) + (part[3] + part[7]));
+  for (; i < n; ++i) sum += y[i];
+  return sum;
+}
+
 MEMOPT_VECTOR_CLONES void GeluArray(const float* x, const float* bias, float* y, int64_t n) {
   if (bias == nullptr) {
     for (int64_t i = 0; i < n; ++i) y[i] = x[i] * NormCdfF(x[i]);

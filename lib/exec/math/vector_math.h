@@ -126,6 +126,9 @@ inline double NormCdf(double x) { return 0.5 * std::erfc(x * -0.7071067811865475
 void ExpArray(const float* x, float* y, int64_t n);
 void ErfArray(const float* x, float* y, int64_t n);
 void TanhArray(const float* x, float* y, int64_t n);
+/// y[i] = exp(x[i] (+ bias[i]) - shift) for a row of n; returns the sum of y, taken in 8
+/// interleaved partial sums (bias may be null). The softmax and log-sum-exp rows share it.
+float ExpShiftedSum(const float* x, const float* bias, float shift, float* y, int64_t n);
 /// y = v Phi(v) (exact Gelu) of v = x + bias (bias: n entries, or null).
 void GeluArray(const float* x, const float* bias, float* y, int64_t n);
 /// dx = dy (Phi(v) + v phi(v)) of v = x + bias (bias: n entries, or null).
