@@ -32,9 +32,14 @@ bool EnabledByDefault() {
 #endif
 }
 
+bool PoisonByDefault() {
+  const char* env = std::getenv("MEMOPT_POISON_UNINITIALIZED");
+  return env != nullptr && std::strcmp(env, "0") != 0 && env[0] != '\0';
+}
+
 }  // namespace
 
-BufferPool::BufferPool() : enabled_(EnabledByDefault()) {}
+BufferPool::BufferPool() : enabled_(EnabledByDefault()), poison_(PoisonByDefault()) {}
 
 BufferPool& BufferPool::Global() {
   // Never destroyed: tensors held by other static objects may release buffers at exit.
@@ -49,7 +54,15 @@ size_t BufferPool::SizeClass(size_t bytes) {
   return (bytes + step - 1) / step * step;
 }
 
-std::shared_ptr<std::byte[]> BufferPool::AcquireZeroed(size_t bytes) {
+std::shared_ptr<std::byte[]> BufferPool::AcquireZeroed(size_t bytes) { return Acquire(bytes, true); }
+
+std::shared_ptr<std::byte[]> BufferPool::AcquireUninitialized(size_t bytes) { return Acquire(bytes, false); }
+
+void BufferPool::SetPoison(bool poison) { poison_.store(poison); }
+
+bool BufferPool::poison() const { return poison_.load(); }
+
+std::shared_ptr<std::byte[]> BufferPool::Acquire(size_t bytes, bool zero) {
   const size_t capacity = SizeClass(bytes);
   std::byte* p = nullptr;
   bool pooled = false;
@@ -87,7 +100,11 @@ std::shared_ptr<std::byte[]> BufferPool::AcquireZeroed(size_t bytes) {
       }
     }
   }
-  std::memset(p, 0, capacity);
+  if (zero) {
+    std::memset(p, 0, capacity);
+  } else if (poison_.load(std::memory_order_relaxed)) {
+    std::memset(p, 0xFF, capacity);
+  }
   if (!pooled) return std::shared_ptr<std::byte[]>(p, [](std::byte* q) { std::free(q); });
   return std::shared_ptr<std::byte[]>(p, [this, capacity](std::byte* q) { Release(q, capacity); });
 }

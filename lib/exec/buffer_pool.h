@@ -3,7 +3,8 @@
 // A step allocates and frees the same sizes node after node and step after step; through malloc
 // every large buffer is a fresh mmap, so each step pays page faults and the kernel's zeroing
 // again. The pool keeps freed buffers in free lists keyed by size class (four classes per power
-// of two, so a buffer is at most 25% larger than asked) and hands them out again, zero-filled.
+// of two, so a buffer is at most 25% larger than asked) and hands them out again, zero-filled,
+// or as they are for outputs that a kernel writes whole (no memset pass over them).
 //
 // Memory accounting does not see the pool: the executor's tracker counts tensor bytes as before,
 // so `run`'s peak still equals `scan`'s estimate. What the pool holds beyond the live tensors
@@ -11,6 +12,7 @@
 // amount of pooled memory that was in use at once, and Trim() frees it.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -41,6 +43,15 @@ class BufferPool {
   /// A zero-filled, kAlignment-aligned buffer of at least `bytes` (at least one block for 0).
   /// Throws std::bad_alloc when the memory cannot be had, as operator new does.
   std::shared_ptr<std::byte[]> AcquireZeroed(size_t bytes);
+  /// The same without the zero fill, for kernels that write every element: the contents are
+  /// whatever the buffer held last, or all 0xFF bytes (NaN in every float type) when poisoning
+  /// is on, so that a test catches an element a kernel left unwritten.
+  std::shared_ptr<std::byte[]> AcquireUninitialized(size_t bytes);
+
+  /// Poisoning: on with MEMOPT_POISON_UNINITIALIZED=1 in the environment (the test suite sets
+  /// it), or through SetPoison.
+  void SetPoison(bool poison);
+  bool poison() const;
 
   /// Frees every cached buffer (buffers in use are unaffected and return to the pool later).
   void Trim();
@@ -55,10 +66,12 @@ class BufferPool {
 
  private:
   BufferPool();
+  std::shared_ptr<std::byte[]> Acquire(size_t bytes, bool zero);
   void Release(std::byte* p, size_t capacity);
 
   mutable std::mutex mu_;
   bool enabled_ = true;
+  std::atomic<bool> poison_{false};
   std::unordered_map<size_t, std::vector<std::byte*>> free_;
   Stats stats_;
 };

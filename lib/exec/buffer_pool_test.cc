@@ -1,6 +1,8 @@
 #include "exec/buffer_pool.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
 
 #include "exec/tensor.h"
 
@@ -88,6 +90,39 @@ TEST_CASE("tensors draw from the pool and start zeroed", "[buffer_pool]") {
   Tensor u(DataType::kFloat, {250, 256});
   CHECK(u.raw() == first);
   CHECK(u.data<float>()[7] == 0.0f);
+}
+
+TEST_CASE("uninitialized buffers skip the zero fill, and poisoning fills them with 0xFF", "[buffer_pool]") {
+  PoolOn on;
+  BufferPool& pool = BufferPool::Global();
+  const bool poison_before = pool.poison();
+  pool.SetPoison(false);
+  std::byte* first = nullptr;
+  {
+    auto a = pool.AcquireUninitialized(300000);
+    first = a.get();
+    std::memset(a.get(), 0x5a, 300000);
+  }
+  {
+    auto b = pool.AcquireUninitialized(290000);  // the same size class: the old contents stay
+    REQUIRE(b.get() == first);
+    CHECK(b[0] == std::byte{0x5a});
+    CHECK(b[289999] == std::byte{0x5a});
+  }
+  pool.SetPoison(true);
+  for (size_t bytes : {size_t{100}, size_t{290000}}) {  // below and inside the pooled sizes
+    auto c = pool.AcquireUninitialized(bytes);
+    for (size_t i = 0; i < bytes; ++i) REQUIRE(c[i] == std::byte{0xFF});
+  }
+  {
+    Tensor t = Tensor::Uninitialized(DataType::kFloat, {3, 100000});
+    CHECK(t.numel() == 300000);
+    CHECK(std::isnan(t.data<float>()[0]));
+    CHECK(std::isnan(t.data<float>()[299999]));
+    Tensor z(DataType::kFloat, {3, 100000});  // the zeroing constructor is unaffected
+    CHECK(z.data<float>()[299999] == 0.0f);
+  }
+  pool.SetPoison(poison_before);
 }
 
 }  // namespace

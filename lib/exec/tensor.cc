@@ -48,6 +48,17 @@ Tensor::Tensor(DataType dtype, std::vector<int64_t> shape)
   }
 }
 
+Tensor Tensor::Uninitialized(DataType dtype, std::vector<int64_t> shape) {
+  if (dtype == DataType::kString) return Tensor(dtype, std::move(shape));
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.numel_ = NumElements(t.shape_);
+  const int64_t bytes = t.numel_ * ElemByteSize(dtype);
+  t.buffer_ = BufferPool::Global().AcquireUninitialized(static_cast<size_t>(bytes > 0 ? bytes : 0));
+  return t;
+}
+
 Expected<Tensor> Tensor::Allocate(DataType dtype, std::vector<int64_t> shape, const std::string& what) {
   try {
     return Tensor(dtype, shape);

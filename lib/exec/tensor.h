@@ -23,6 +23,10 @@ class Tensor {
   /// both backends share one set of shape rules. Only kernels that never touch the elements
   /// may see it.
   static Tensor Meta(DataType dtype, std::vector<int64_t> shape);
+  /// A tensor whose elements are left as the buffer pool hands them out (see
+  /// BufferPool::AcquireUninitialized), for a kernel that writes every element: it saves the
+  /// zero-fill pass. String tensors come zeroed (empty strings) as always.
+  static Tensor Uninitialized(DataType dtype, std::vector<int64_t> shape);
   /// Tensor(dtype, shape), or, when the memory cannot be allocated, an error naming `what` (e.g.
   /// "input 'x'") with the shape and the bytes it needs, instead of std::bad_alloc.
   static Expected<Tensor> Allocate(DataType dtype, std::vector<int64_t> shape, const std::string& what);
