@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <memory>
@@ -110,15 +111,26 @@ int ReadNumThreads() {
 /// The thread count in force; 0 until first read (then MEMOPT_NUM_THREADS or the core count).
 std::atomic<int> g_threads{0};
 
+/// Workers that find no work spin this long before they sleep: a parallel region usually follows
+/// the last one within microseconds, and waking a sleeping thread (on a virtual machine, a halted
+/// vCPU) can take longer than the region itself.
+constexpr auto kSpinBeforeSleep = std::chrono::milliseconds(2);
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
 class Pool {
  public:
-  explicit Pool(int threads) {
+  explicit Pool(int threads) : chunks_(threads) {
     for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
   }
   ~Pool() {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
+      stop_.store(true);
     }
     cv_.notify_all();
     for (auto& w : workers_) w.join();
@@ -127,34 +139,46 @@ class Pool {
 
   void Run(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
     std::lock_guard<std::mutex> run_lock(run_mu_);  // one parallel region at a time
-    const int chunks = size();
-    {
+    fn_ = &fn;
+    n_ = n;
+    pending_.store(chunks_);
+    // Publishes the region: the new generation with chunk 0 next (see Claim).
+    const uint64_t gen = (claim_.load() >> 32) + 1;
+    claim_.store(gen << 32);
+    if (sleepers_.load() > 0) {
       std::lock_guard<std::mutex> lock(mu_);
-      fn_ = &fn;
-      n_ = n;
-      chunks_ = chunks;
-      next_.store(0);
-      pending_ = chunks;
-      ++generation_;
+      cv_.notify_all();
     }
-    cv_.notify_all();
-    DoChunks();
-    std::unique_lock<std::mutex> lock(mu_);
-    done_cv_.wait(lock, [this] { return pending_ == 0; });
+    DoChunks(gen);
+    for (int spins = 0; pending_.load() != 0; ++spins) {
+      if (spins < 4096) {
+        CpuRelax();
+      } else {
+        std::this_thread::yield();
+      }
+    }
     fn_ = nullptr;
   }
 
  private:
-  void DoChunks() {
-    t_in_parallel = true;
+  /// The next chunk of generation `gen`, or -1 when that generation has none left (or is over).
+  /// Generation and chunk index share one atomic, so a late worker can never take a chunk of a
+  /// later region while reading the earlier one's function.
+  int Claim(uint64_t gen) {
+    uint64_t v = claim_.load();
     while (true) {
-      int c = next_.fetch_add(1);
-      if (c >= chunks_) break;
-      int64_t begin = n_ * c / chunks_;
-      int64_t end = n_ * (c + 1) / chunks_;
+      if ((v >> 32) != gen || static_cast<int>(v & 0xffffffffu) >= chunks_) return -1;
+      if (claim_.compare_exchange_weak(v, v + 1)) return static_cast<int>(v & 0xffffffffu);
+    }
+  }
+
+  void DoChunks(uint64_t gen) {
+    t_in_parallel = true;
+    for (int c = Claim(gen); c >= 0; c = Claim(gen)) {
+      const int64_t begin = n_ * c / chunks_;
+      const int64_t end = n_ * (c + 1) / chunks_;
       if (begin < end) (*fn_)(begin, end);
-      std::lock_guard<std::mutex> lock(mu_);
-      if (--pending_ == 0) done_cv_.notify_all();
+      pending_.fetch_sub(1);
     }
     t_in_parallel = false;
   }
@@ -162,42 +186,55 @@ class Pool {
   void WorkerLoop() {
     uint64_t seen = 0;
     while (true) {
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
-        if (stop_) return;
-        seen = generation_;
+      uint64_t gen = claim_.load() >> 32;
+      const auto spin_until = std::chrono::steady_clock::now() + kSpinBeforeSleep;
+      for (int spins = 0; gen == seen && !stop_.load(); ++spins) {
+        CpuRelax();
+        if ((spins & 1023) == 1023 && std::chrono::steady_clock::now() > spin_until) {
+          std::unique_lock<std::mutex> lock(mu_);
+          sleepers_.fetch_add(1);
+          cv_.wait(lock, [&] { return stop_.load() || (claim_.load() >> 32) != seen; });
+          sleepers_.fetch_sub(1);
+        }
+        gen = claim_.load() >> 32;
       }
-      DoChunks();
+      if (stop_.load()) return;
+      seen = gen;
+      DoChunks(gen);
     }
   }
 
   std::vector<std::thread> workers_;
   std::mutex run_mu_;
-  std::mutex mu_;
+  std::mutex mu_;  // guards the sleep only
   std::condition_variable cv_;
-  std::condition_variable done_cv_;
-  bool stop_ = false;
-  uint64_t generation_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> sleepers_{0};
+  /// Generation (high 32 bits) and the next chunk to claim (low 32 bits).
+  std::atomic<uint64_t> claim_{0};
+  std::atomic<int> pending_{0};
+  // Written by Run before it publishes a generation through claim_, read by the chunks after
+  // they claimed one.
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
   int64_t n_ = 0;
-  int chunks_ = 0;
-  std::atomic<int> next_{0};
-  int pending_ = 0;
+  const int chunks_;  ///< one per thread
 };
 
 std::mutex g_pool_mu;
 std::unique_ptr<Pool> g_pool;
 
-/// The pool sized to NumThreads(), rebuilt when SetNumThreads changed it. OpenBLAS gets the same
-/// count, so that its own threads neither exceed it nor spin beside ours.
+/// The pool sized to NumThreads(), rebuilt when SetNumThreads changed it. OpenBLAS runs
+/// single-threaded: Gemm splits a product over this pool itself, and kernels that loop over many
+/// small products (convolutions, batched MatMul) run them on the pool's threads at once. Its own
+/// threads would sit beside ours (they spin after each call), so a step would run more threads
+/// than cores.
 Pool& GetPool() {
   std::lock_guard<std::mutex> lock(g_pool_mu);
   const int n = NumThreads();
   if (g_pool == nullptr || g_pool->size() != n) {
     g_pool.reset();
     g_pool = std::make_unique<Pool>(n);
-    openblas_set_num_threads(n);
+    openblas_set_num_threads(1);
   }
   return *g_pool;
 }
@@ -236,30 +273,79 @@ namespace {
 blasint B(int64_t v) { return static_cast<blasint>(v); }
 }  // namespace
 
+namespace {
+
+/// Products below this many multiply-adds run on the calling thread: splitting them costs more
+/// in waking the pool than it saves.
+constexpr int64_t kMinParallelGemmMacs = int64_t{1} << 20;
+/// Column blocks are multiples of this (whole register tiles of the BLAS kernels).
+constexpr int64_t kGemmColumnAlign = 16;
+
+/// C = alpha op(A) op(B) + beta C, split into row or column blocks over the pool, each block one
+/// single-threaded BLAS call. Each element's sum over k is the same call on the same data, so the
+/// split does not change it.
+template <typename T, typename Call>
+void SplitGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
+               int64_t ldb, T* c, int64_t ldc, Call&& call) {
+  if (k == 0) {
+    call(m, n, a, b, c);
+    return;
+  }
+  const int64_t threads = NumThreads();
+  if (threads < 2 || t_in_parallel || m * n * k < kMinParallelGemmMacs) {
+    call(m, n, a, b, c);
+    return;
+  }
+  if (n >= m && n >= 2 * kGemmColumnAlign) {
+    const int64_t blocks = std::min<int64_t>(threads, n / kGemmColumnAlign);
+    GetPool().Run(blocks, [&](int64_t begin, int64_t end) {
+      for (int64_t blk = begin; blk < end; ++blk) {
+        const int64_t j0 = n * blk / blocks / kGemmColumnAlign * kGemmColumnAlign;
+        const int64_t j1 = blk + 1 == blocks ? n : n * (blk + 1) / blocks / kGemmColumnAlign * kGemmColumnAlign;
+        if (j0 < j1) call(m, j1 - j0, a, trans_b ? b + j0 * ldb : b + j0, c + j0);
+      }
+    });
+    return;
+  }
+  const int64_t blocks = std::min<int64_t>(threads, m);
+  GetPool().Run(blocks, [&](int64_t begin, int64_t end) {
+    for (int64_t blk = begin; blk < end; ++blk) {
+      const int64_t i0 = m * blk / blocks, i1 = m * (blk + 1) / blocks;
+      if (i0 < i1) call(i1 - i0, n, trans_a ? a + i0 : a + i0 * lda, b, c + i0 * ldc);
+    }
+  });
+}
+
+template <typename T>
+void GemmZeroK(int64_t m, int64_t n, T beta, T* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
+}
+
+}  // namespace
+
 void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
-  if (k == 0) {
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
-    return;
-  }
-  GetPool();  // OpenBLAS's thread count follows NumThreads()
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, B(m), B(n),
-              B(k), alpha, a, B(lda), b, B(ldb), beta, c, B(ldc));
+  GetPool();  // OpenBLAS runs single-threaded; the pool splits the product
+  SplitGemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
+            [&](int64_t mm, int64_t nn, const float* aa, const float* bb, float* cc) {
+              if (k == 0) return GemmZeroK(mm, nn, beta, cc, ldc);
+              cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+                          B(mm), B(nn), B(k), alpha, aa, B(lda), bb, B(ldb), beta, cc, B(ldc));
+            });
 }
 
 void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
           const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
-  if (k == 0) {
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0 ? 0.0 : beta * c[i * ldc + j];
-    return;
-  }
   GetPool();
-  cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, B(m), B(n),
-              B(k), alpha, a, B(lda), b, B(ldb), beta, c, B(ldc));
+  SplitGemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
+            [&](int64_t mm, int64_t nn, const double* aa, const double* bb, double* cc) {
+              if (k == 0) return GemmZeroK(mm, nn, beta, cc, ldc);
+              cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+                          B(mm), B(nn), B(k), alpha, aa, B(lda), bb, B(ldb), beta, cc, B(ldc));
+            });
 }
 
 std::vector<float> ToFloatVector(const Tensor& t) {

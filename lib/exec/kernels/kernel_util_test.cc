@@ -1,5 +1,6 @@
 #include "exec/kernels/kernel_util.h"
 
+#include <array>
 #include <atomic>
 #include <numeric>
 
@@ -147,6 +148,53 @@ TEST_CASE("kernel util: Gemm matches hand arithmetic", "[exec][kernel_util]") {
   double cd[4] = {1, 1, 1, 1};
   Gemm(true, false, 2, 2, 3, 1.0, at, 2, bd, 2, 2.0, cd, 2);
   CHECK(std::vector<double>(cd, cd + 4) == std::vector<double>{6, 7, 12, 13});
+}
+
+TEST_CASE("kernel util: back-to-back parallel regions each run every chunk once", "[exec][kernel_util]") {
+  const int before = NumThreads();
+  for (int threads : {2, 3}) {
+    SetNumThreads(threads);
+    std::vector<int64_t> sums;
+    for (int region = 0; region < 2000; ++region) {
+      const int64_t n = 3 + region % 17;
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      ParallelFor(n, 1 << 20, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) hits[i]++;
+      });
+      for (int64_t i = 0; i < n; ++i) REQUIRE(hits[i] == 1);
+    }
+  }
+  SetNumThreads(before);
+}
+
+TEST_CASE("kernel util: a Gemm split over threads gives the one-thread result", "[exec][kernel_util]") {
+  // Row and column splits, every transpose combination, sizes that do not divide evenly.
+  const int before = NumThreads();
+  const std::vector<std::array<int64_t, 3>> shapes = {{300, 37, 211}, {45, 700, 129}, {128, 1024, 96}};
+  for (const auto& [m, n, k] : shapes) {
+    for (int t = 0; t < 4; ++t) {
+      const bool ta = (t & 1) != 0, tb = (t & 2) != 0;
+      std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
+      for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>((i * 7919) % 1013) / 507.0f - 1.0f;
+      for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>((i * 104729) % 997) / 499.0f - 1.0f;
+      const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+      std::vector<float> c1(static_cast<size_t>(m * n), 0.5f), c2 = c1;
+      SetNumThreads(1);
+      Gemm(ta, tb, m, n, k, 1.5f, a.data(), lda, b.data(), ldb, 0.25f, c1.data(), n);
+      SetNumThreads(2);
+      Gemm(ta, tb, m, n, k, 1.5f, a.data(), lda, b.data(), ldb, 0.25f, c2.data(), n);
+      INFO(m << "x" << n << "x" << k << " transA " << ta << " transB " << tb);
+      CHECK(c1 == c2);
+      // One element by hand, in double.
+      double want = 0.25 * 0.5;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        want += 1.5 * a[static_cast<size_t>(ta ? kk * lda + (m - 1) : (m - 1) * lda + kk)] *
+                b[static_cast<size_t>(tb ? (n - 1) * ldb + kk : kk * ldb + (n - 1))];
+      }
+      CHECK(c2.back() == Approx(want).epsilon(1e-4));
+    }
+  }
+  SetNumThreads(before);
 }
 
 }  // namespace

@@ -33,10 +33,14 @@ void RunFloat(const Plan& p, const C* a, const C* b, C alpha, C* y) {
     Gemm(false, p.b.trans, count * p.m, p.n, p.k, alpha, a, p.a.ld, b, p.b.ld, C(0), y, p.n);
     return;
   }
-  for (int64_t i = 0; i < count; ++i) {
-    Gemm(p.a.trans, p.b.trans, p.m, p.n, p.k, alpha, a + p.a_off[i], p.a.ld, b + p.b_off[i], p.b.ld, C(0), y + i * mn,
-         p.n);
-  }
+  // Batch entries on the pool's threads at once (each product single-threaded); one entry alone
+  // is split by Gemm itself.
+  ParallelFor(count, p.m * p.n * std::max<int64_t>(p.k, 1), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      Gemm(p.a.trans, p.b.trans, p.m, p.n, p.k, alpha, a + p.a_off[i], p.a.ld, b + p.b_off[i], p.b.ld, C(0),
+           y + i * mn, p.n);
+    }
+  });
 }
 
 /// Plain loops for integer MatMul and MatMulInteger: y = sum_k (a - za) * (b - zb).
