@@ -1,5 +1,8 @@
 // Conv (1-D/2-D/3-D, group, strides, dilations, pads, auto_pad): per image and group, im2col then
-// one GEMM  Y_g[M/g, out] = W_g[M/g, C/g * k] * col[C/g * k, out].
+// one GEMM  Y_g[M/g, out] = W_g[M/g, C/g * k] * col[C/g * k, out], the bias added after it;
+// images run in parallel.
+#include <optional>
+
 #include "exec/kernels/im2col.h"
 #include "exec/kernels/math_util.h"
 
@@ -37,7 +40,7 @@ Status Conv(KernelContext& ctx) {
   const Window3 win = MakeWindow3(in, g.out, g.kernel, g.strides, g.dilations, g.pads);
   std::vector<int64_t> out_shape = {n, m};
   out_shape.insert(out_shape.end(), g.out.begin(), g.out.end());
-  ctx.outputs[0] = Tensor(x.dtype(), out_shape);
+  ctx.outputs[0] = Tensor::Uninitialized(x.dtype(), out_shape);  // every image and group is a product
   Tensor& y = ctx.outputs[0];
 
   return DispatchCompute(ctx, x.dtype(), [&](auto tag) -> Status {
@@ -45,34 +48,38 @@ Status Conv(KernelContext& ctx) {
     InView<C> xv(x);
     InView<C> wv(w);
     OutView<C> yv(y);
+    std::optional<InView<C>> bv;
+    if (bias != nullptr) bv.emplace(*bias);
     const int64_t cg = c / group, mg = m / group;
     const int64_t kdim = cg * win.KernelSize();
     const int64_t osize = win.OutSize();
     const int64_t isize = win.InSize();
     const bool direct = win.ReadsImageAsIs();
-    ColumnBuffer<C> col(direct ? 0 : kdim * osize);
-    for (int64_t img = 0; img < n; ++img) {
-      for (int64_t gi = 0; gi < group; ++gi) {
-        const C* xg = xv.data() + (img * c + gi * cg) * isize;
-        const C* src = xg;
-        if (!direct) {
-          Im2Col(xg, cg, win, col.data());
-          src = col.data();
+    // Images on the pool's threads at once, each range with its own column scratch; a single image
+    // parallelises inside Im2Col and Gemm instead.
+    ParallelFor(n, group * mg * osize * kdim, [&](int64_t first, int64_t last) {
+      ColumnBuffer<C> col(direct ? 0 : kdim * osize);
+      for (int64_t img = first; img < last; ++img) {
+        for (int64_t gi = 0; gi < group; ++gi) {
+          const C* xg = xv.data() + (img * c + gi * cg) * isize;
+          const C* src = xg;
+          if (!direct) {
+            Im2Col(xg, cg, win, col.data());
+            src = col.data();
+          }
+          C* yg = yv.data() + (img * m + gi * mg) * osize;
+          memopt::Gemm(false, false, mg, osize, kdim, C(1), wv.data() + gi * mg * kdim, kdim, src, osize, C(0), yg,
+                       osize);
+          if (bv) {  // while the image's output is still in cache
+            for (int64_t oc = 0; oc < mg; ++oc) {
+              const C bval = (*bv)[gi * mg + oc];
+              C* yp = yg + oc * osize;
+              for (int64_t i = 0; i < osize; ++i) yp[i] += bval;
+            }
+          }
         }
-        C* yg = yv.data() + (img * m + gi * mg) * osize;
-        memopt::Gemm(false, false, mg, osize, kdim, C(1), wv.data() + gi * mg * kdim, kdim, src, osize, C(0), yg,
-                     osize);
       }
-    }
-    if (bias != nullptr) {
-      InView<C> bv(*bias);
-      for (int64_t img = 0; img < n; ++img)
-        for (int64_t oc = 0; oc < m; ++oc) {
-          C* yp = yv.data() + (img * m + oc) * osize;
-          const C bval = bv[oc];
-          for (int64_t i = 0; i < osize; ++i) yp[i] += bval;
-        }
-    }
+    });
     return Status::Ok();
   });
 }

@@ -52,20 +52,36 @@ inline Window3 MakeWindow3(const std::vector<int64_t>& in, const std::vector<int
 }
 
 /// Scratch for a column matrix from the executor's buffer pool (exec/buffer_pool.h): reused across
-/// nodes and steps instead of a fresh allocation, and its page faults, per call. Like any kernel
-/// scratch it is not counted as a tensor by the memory tracker.
+/// nodes and steps instead of a fresh allocation, and its page faults, per call. It is not
+/// cleared: Im2Col and the products that fill it write every element. Like any kernel scratch it
+/// is not counted as a tensor by the memory tracker.
 template <typename C>
 class ColumnBuffer {
  public:
   explicit ColumnBuffer(int64_t elements)
-      : buf_(elements > 0 ? BufferPool::Global().AcquireZeroed(static_cast<size_t>(elements) * sizeof(C)) : nullptr) {}
+      : buf_(elements > 0 ? BufferPool::Global().AcquireUninitialized(static_cast<size_t>(elements) * sizeof(C))
+                          : nullptr) {}
   C* data() { return reinterpret_cast<C*>(buf_.get()); }
 
  private:
   std::shared_ptr<std::byte[]> buf_;
 };
 
-/// x: [channels, in...] -> col: [channels * KernelSize(), OutSize()].
+/// One row of the column matrix along the innermost dim: d[ow] = src[ow * stride + off] where
+/// that lies in [0, in), else 0; [lo, hi) is the in-image span.
+template <typename C>
+inline void Im2ColRow(const C* src, C* d, int64_t out, int64_t stride, int64_t off, int64_t lo, int64_t hi) {
+  for (int64_t ow = 0; ow < lo; ++ow) d[ow] = C(0);
+  if (stride == 1) {
+    const C* s = src + off;
+    for (int64_t ow = lo; ow < hi; ++ow) d[ow] = s[ow];
+  } else {
+    for (int64_t ow = lo; ow < hi; ++ow) d[ow] = src[ow * stride + off];
+  }
+  for (int64_t ow = hi; ow < out; ++ow) d[ow] = C(0);
+}
+
+/// x: [channels, in...] -> col: [channels * KernelSize(), OutSize()], every element written.
 template <typename C>
 void Im2Col(const C* x, int64_t channels, const Window3& w, C* col) {
   const int64_t ksize = w.KernelSize();
@@ -80,27 +96,68 @@ void Im2Col(const C* x, int64_t channels, const Window3& w, C* col) {
       const int64_t kd = kr / w.kernel[1];
       const C* xc = x + c * w.InSize();
       C* dst = col + row * osize;
+      // iw = ow * stride + off lies in the image for ow in [lo, hi) (the same for every od, oh).
+      const int64_t off = kw * w.dilation[2] - w.pad[2], sw = w.stride[2];
+      const int64_t lo = std::min(w.out[2], off >= 0 ? int64_t{0} : (-off + sw - 1) / sw);
+      const int64_t hi =
+          std::max(lo, std::min(w.out[2], w.in[2] - off <= 0 ? int64_t{0} : (w.in[2] - off + sw - 1) / sw));
+      // Unit stride along a row that keeps the image's width ("same" convolutions): the in-image
+      // rows of one od are a single shifted copy of the plane, then the columns the shift
+      // carried across a row edge are zeroed.
+      const bool shifted_copy = sw == 1 && w.out[2] == w.in[2] && off > -w.in[2] && off < w.in[2];
       for (int64_t od = 0; od < w.out[0]; ++od) {
         const int64_t id = od * w.stride[0] - w.pad[0] + kd * w.dilation[0];
+        if (shifted_copy) {
+          C* block = dst + od * w.out[1] * w.out[2];
+          if (id < 0 || id >= w.in[0]) {
+            std::fill(block, block + w.out[1] * w.out[2], C(0));
+            continue;
+          }
+          // oh in [oh0, oh1) reads image rows ih = oh * sh - ph + kh * dh in [0, in[1]).
+          int64_t oh0 = 0, oh1 = w.out[1];
+          while (oh0 < oh1 && oh0 * w.stride[1] - w.pad[1] + kh * w.dilation[1] < 0) ++oh0;
+          while (oh1 > oh0 && (oh1 - 1) * w.stride[1] - w.pad[1] + kh * w.dilation[1] >= w.in[1]) --oh1;
+          if (w.stride[1] != 1 && oh1 - oh0 > 1) {
+            // Rows of the block are not consecutive image rows: one shifted copy per row.
+            for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+              C* d = block + oh * w.out[2];
+              const int64_t ih = oh * w.stride[1] - w.pad[1] + kh * w.dilation[1];
+              if (oh < oh0 || oh >= oh1) {
+                std::fill(d, d + w.out[2], C(0));
+              } else {
+                Im2ColRow(xc + (id * w.in[1] + ih) * w.in[2], d, w.out[2], 1, off, lo, hi);
+              }
+            }
+            continue;
+          }
+          std::fill(block, block + oh0 * w.out[2], C(0));
+          std::fill(block + oh1 * w.out[2], block + w.out[1] * w.out[2], C(0));
+          if (oh0 < oh1) {
+            const int64_t base = (id * w.in[1] + oh0 * w.stride[1] - w.pad[1] + kh * w.dilation[1]) * w.in[2] + off;
+            const int64_t len = (oh1 - oh0) * w.out[2];
+            const int64_t jlo = std::clamp<int64_t>(-base, 0, len);
+            const int64_t jhi = std::clamp<int64_t>(w.InSize() - base, jlo, len);
+            C* d = block + oh0 * w.out[2];
+            const C* sp = xc + base;
+            for (int64_t j = 0; j < jlo; ++j) d[j] = C(0);
+            for (int64_t j = jlo; j < jhi; ++j) d[j] = sp[j];
+            for (int64_t j = jhi; j < len; ++j) d[j] = C(0);
+            for (int64_t r = 0; r < oh1 - oh0; ++r) {
+              C* dr = d + r * w.out[2];
+              for (int64_t ow = 0; ow < lo; ++ow) dr[ow] = C(0);
+              for (int64_t ow = hi; ow < w.out[2]; ++ow) dr[ow] = C(0);
+            }
+          }
+          continue;
+        }
         for (int64_t oh = 0; oh < w.out[1]; ++oh) {
           const int64_t ih = oh * w.stride[1] - w.pad[1] + kh * w.dilation[1];
           C* d = dst + (od * w.out[1] + oh) * w.out[2];
           if (id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1]) {
             for (int64_t ow = 0; ow < w.out[2]; ++ow) d[ow] = C(0);
-            continue;
-          }
-          const C* src = xc + (id * w.in[1] + ih) * w.in[2];
-          // iw = ow * stride + off lies in the image for ow in [lo, hi): zeros around a copy.
-          const int64_t off = kw * w.dilation[2] - w.pad[2], sw = w.stride[2];
-          const int64_t lo = std::min(w.out[2], off >= 0 ? int64_t{0} : (-off + sw - 1) / sw);
-          const int64_t hi = std::max(lo, std::min(w.out[2], w.in[2] - off <= 0 ? int64_t{0} : (w.in[2] - off + sw - 1) / sw));
-          for (int64_t ow = 0; ow < lo; ++ow) d[ow] = C(0);
-          if (sw == 1) {
-            std::copy(src + lo + off, src + hi + off, d + lo);
           } else {
-            for (int64_t ow = lo; ow < hi; ++ow) d[ow] = src[ow * sw + off];
+            Im2ColRow(xc + (id * w.in[1] + ih) * w.in[2], d, w.out[2], sw, off, lo, hi);
           }
-          for (int64_t ow = hi; ow < w.out[2]; ++ow) d[ow] = C(0);
         }
       }
     }

@@ -257,43 +257,65 @@ Status ConvGradKernel(KernelContext& ctx) {
     const int64_t mg = m_out / group, osize = win.OutSize(), isize = win.InSize();
     const int64_t kdim = c_per_group * win.KernelSize();
     const bool direct = win.ReadsImageAsIs();
-    math::ColumnBuffer<C> col(want_dw && !direct ? kdim * osize : 0);
-    math::ColumnBuffer<C> dcol(want_dx && !direct ? kdim * osize : 0);
     if (want_dx) {
+      // Images in parallel, each range with its own scratch; Col2Im adds into the zeroed dX.
       FloatOut<C> dx(ctx.outputs[0]);
-      for (int64_t b = 0; b < n; ++b) {
-        for (int64_t gi = 0; gi < group; ++gi) {
-          const C* dyg = gy.data() + (b * m_out + gi * mg) * osize;
-          C* dxg = dx.data() + (b * c_in + gi * c_per_group) * isize;
-          C* dst = direct ? dxg : dcol.data();
-          Gemm(true, false, kdim, osize, mg, C(1), wt.data() + gi * mg * kdim, kdim, dyg, osize, C(0), dst, osize);
-          if (!direct) math::Col2Im(dcol.data(), c_per_group, win, dxg);
+      ParallelFor(n, group * kdim * osize * mg, [&](int64_t first, int64_t last) {
+        math::ColumnBuffer<C> dcol(direct ? 0 : kdim * osize);
+        for (int64_t b = first; b < last; ++b) {
+          for (int64_t gi = 0; gi < group; ++gi) {
+            const C* dyg = gy.data() + (b * m_out + gi * mg) * osize;
+            C* dxg = dx.data() + (b * c_in + gi * c_per_group) * isize;
+            C* dst = direct ? dxg : dcol.data();
+            Gemm(true, false, kdim, osize, mg, C(1), wt.data() + gi * mg * kdim, kdim, dyg, osize, C(0), dst, osize);
+            if (!direct) math::Col2Im(dcol.data(), c_per_group, win, dxg);
+          }
         }
-      }
+      });
     }
-    if (want_dw) {
+    if (want_dw && n > 0) {
+      // dW = sum over images of dY_b col_b^T. The images are cut into one slice per thread; each
+      // slice sums its images into its own partial (slice 0 into dW), and the partials are added
+      // in slice order, so the result depends on the thread count only, not on timing.
       FloatOut<C> dw(ctx.outputs[1]);
-      for (int64_t b = 0; b < n; ++b) {
-        for (int64_t gi = 0; gi < group; ++gi) {
-          const C* xg = xin.data() + (b * c_in + gi * c_per_group) * isize;
-          if (!direct) math::Im2Col(xg, c_per_group, win, col.data());
-          const C* src = direct ? xg : col.data();
-          const C* dyg = gy.data() + (b * m_out + gi * mg) * osize;
-          Gemm(false, true, mg, kdim, osize, C(1), dyg, osize, src, osize, C(b == 0 ? 0 : 1),
-               dw.data() + gi * mg * kdim, kdim);
+      const int64_t wsize = m_out * kdim;
+      const int64_t slices = std::min<int64_t>(n, NumThreads());
+      std::vector<std::vector<C>> partial(static_cast<size_t>(slices - 1), std::vector<C>(static_cast<size_t>(wsize)));
+      ParallelFor(slices, (n / slices) * group * mg * kdim * osize, [&](int64_t s0, int64_t s1) {
+        math::ColumnBuffer<C> col(direct ? 0 : kdim * osize);
+        for (int64_t s = s0; s < s1; ++s) {
+          C* out = s == 0 ? dw.data() : partial[static_cast<size_t>(s - 1)].data();
+          const int64_t first = n * s / slices, last = n * (s + 1) / slices;
+          for (int64_t b = first; b < last; ++b) {
+            for (int64_t gi = 0; gi < group; ++gi) {
+              const C* xg = xin.data() + (b * c_in + gi * c_per_group) * isize;
+              if (!direct) math::Im2Col(xg, c_per_group, win, col.data());
+              const C* src = direct ? xg : col.data();
+              const C* dyg = gy.data() + (b * m_out + gi * mg) * osize;
+              Gemm(false, true, mg, kdim, osize, C(1), dyg, osize, src, osize, C(b == first ? 0 : 1),
+                   out + gi * mg * kdim, kdim);
+            }
+          }
         }
+      });
+      for (const std::vector<C>& p : partial) {
+        for (int64_t i = 0; i < wsize; ++i) dw.data()[i] += p[static_cast<size_t>(i)];
       }
     }
     if (want_db) {
       std::vector<double> db(static_cast<size_t>(m_out), 0.0);
-      for (int64_t b = 0; b < n; ++b) {
-        for (int64_t m = 0; m < m_out; ++m) {
-          const C* p = gy.data() + (b * m_out + m) * osize;
-          double s = 0;
-          for (int64_t i = 0; i < osize; ++i) s += static_cast<double>(p[i]);
-          db[static_cast<size_t>(m)] += s;
+      ParallelFor(m_out, n * osize, [&](int64_t m0, int64_t m1) {
+        for (int64_t m = m0; m < m1; ++m) {
+          double total = 0;
+          for (int64_t b = 0; b < n; ++b) {
+            const C* p = gy.data() + (b * m_out + m) * osize;
+            double s = 0;
+            for (int64_t i = 0; i < osize; ++i) s += static_cast<double>(p[i]);
+            total += s;
+          }
+          db[static_cast<size_t>(m)] = total;
         }
-      }
+      });
       StoreFromCompute(db.data(), ctx.outputs[2]);
     }
     return Status::Ok();
