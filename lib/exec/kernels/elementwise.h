@@ -46,7 +46,7 @@ template <typename F>
 Status UnaryFloat(KernelContext& ctx, int64_t cost, F f) {
   MEMOPT_RETURN_IF_ERROR(RequireInputs(ctx, 1));
   const Tensor& x = ctx.input(0);
-  ctx.outputs[0] = Tensor(x.dtype(), x.shape());
+  ctx.outputs[0] = Tensor::Uninitialized(x.dtype(), x.shape());
   Tensor& y = ctx.outputs[0];
   return DispatchFloat(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -61,7 +61,7 @@ Status UnaryFloatArray(KernelContext& ctx, int64_t cost, A array, F f) {
   MEMOPT_RETURN_IF_ERROR(RequireInputs(ctx, 1));
   const Tensor& x = ctx.input(0);
   if (x.dtype() != DataType::kFloat) return UnaryFloat(ctx, cost, f);
-  ctx.outputs[0] = Tensor(x.dtype(), x.shape());
+  ctx.outputs[0] = Tensor::Uninitialized(x.dtype(), x.shape());
   const float* in = x.data<float>();
   float* out = ctx.outputs[0].data<float>();
   ParallelFor(x.numel(), cost, [&](int64_t begin, int64_t end) { array(in + begin, out + begin, end - begin); });
@@ -73,7 +73,7 @@ template <typename F>
 Status UnaryNumeric(KernelContext& ctx, int64_t cost, F f) {
   MEMOPT_RETURN_IF_ERROR(RequireInputs(ctx, 1));
   const Tensor& x = ctx.input(0);
-  ctx.outputs[0] = Tensor(x.dtype(), x.shape());
+  ctx.outputs[0] = Tensor::Uninitialized(x.dtype(), x.shape());
   Tensor& y = ctx.outputs[0];
   return DispatchNumeric(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -92,7 +92,7 @@ Status BinarySameType(KernelContext& ctx, F f) {
   if (a.dtype() != b.dtype()) {
     return ctx.Error("inputs have different types " + DataTypeName(a.dtype()) + " and " + DataTypeName(b.dtype()));
   }
-  ctx.outputs[0] = Tensor(a.dtype(), shape);
+  ctx.outputs[0] = Tensor::Uninitialized(a.dtype(), shape);
   Tensor& y = ctx.outputs[0];
   return DispatchNumeric(a.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;

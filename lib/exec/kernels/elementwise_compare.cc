@@ -29,7 +29,7 @@ Status Compare(KernelContext& ctx, bool strings, F f) {
   MEMOPT_RETURN_IF_ERROR(SameType(ctx));
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
-  ctx.outputs[0] = Tensor(DataType::kBool, shape);
+  ctx.outputs[0] = Tensor::Uninitialized(DataType::kBool, shape);
   bool* out = ctx.outputs[0].data<bool>();
   if (a.dtype() == DataType::kString) {
     if (!strings) return UnsupportedType(a.dtype(), ctx.node->op_type);
@@ -55,7 +55,7 @@ Status Logic(KernelContext& ctx, F f) {
   if (a.dtype() != DataType::kBool || b.dtype() != DataType::kBool) {
     return UnsupportedType(a.dtype() != DataType::kBool ? a.dtype() : b.dtype(), ctx.node->op_type);
   }
-  ctx.outputs[0] = Tensor(DataType::kBool, shape);
+  ctx.outputs[0] = Tensor::Uninitialized(DataType::kBool, shape);
   Binary(a.data<bool>(), a.shape(), b.data<bool>(), b.shape(), ctx.outputs[0].data<bool>(), shape, f);
   return Status::Ok();
 }
@@ -67,7 +67,7 @@ Status Bitwise(KernelContext& ctx, F f) {
   MEMOPT_RETURN_IF_ERROR(SameType(ctx));
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
-  ctx.outputs[0] = Tensor(a.dtype(), shape);
+  ctx.outputs[0] = Tensor::Uninitialized(a.dtype(), shape);
   Tensor& y = ctx.outputs[0];
   return DispatchInt(a.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;

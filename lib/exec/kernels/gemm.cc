@@ -57,7 +57,7 @@ Status Gemm(KernelContext& ctx) {
     cs = *s;
   }
   if (c == nullptr) beta = 0.0;
-  ctx.outputs[0] = Tensor(a.dtype(), {d.m, d.n});
+  ctx.outputs[0] = Tensor::Uninitialized(a.dtype(), {d.m, d.n});  // C is copied in, or beta is 0
   Tensor& y = ctx.outputs[0];
   const int64_t lda = a.dim(1), ldb = b.dim(1);
 

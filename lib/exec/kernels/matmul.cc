@@ -75,7 +75,7 @@ Status MatMulCommon(KernelContext& ctx, bool trans_a, bool trans_b, bool trans_b
     return ctx.Error("A is " + DataTypeName(a.dtype()) + " but B is " + DataTypeName(b.dtype()));
   }
   MEMOPT_ASSIGN_OR_RETURN(Plan p, MakePlan(ctx, a, b, trans_a, trans_b, trans_batch_a, trans_batch_b));
-  ctx.outputs[0] = Tensor(a.dtype(), p.out_shape);
+  ctx.outputs[0] = Tensor::Uninitialized(a.dtype(), p.out_shape);  // every product writes its block
   Tensor& y = ctx.outputs[0];
   if (IsFloatFamily(a.dtype())) {
     return DispatchCompute(ctx, a.dtype(), [&](auto tag) -> Status {

@@ -105,7 +105,7 @@ Status SoftmaxFamily(KernelContext& ctx) {
   const bool coerce = version < 13;
   const int64_t axis = ctx.node->GetInt("axis", coerce ? 1 : -1);
   MEMOPT_ASSIGN_OR_RETURN(AxisView v, ViewAt(ctx, x, coerce, axis));
-  ctx.outputs[0] = Tensor(x.dtype(), x.shape());
+  ctx.outputs[0] = Tensor::Uninitialized(x.dtype(), x.shape());  // every row is written
   return DispatchCompute(ctx, x.dtype(), [&](auto tag) -> Status {
     using C = typename decltype(tag)::type;
     InView<C> xv(x);
@@ -137,7 +137,7 @@ Status BiasSoftmax(KernelContext& ctx) {
                      ShapeToString(x.shape()) + " (its size must be a multiple of the softmax row length " +
                      std::to_string(e) + " dividing the data size)");
   }
-  ctx.outputs[0] = Tensor(x.dtype(), x.shape());
+  ctx.outputs[0] = Tensor::Uninitialized(x.dtype(), x.shape());  // every row is written
   return DispatchCompute(ctx, x.dtype(), [&](auto tag) -> Status {
     using C = typename decltype(tag)::type;
     InView<C> xv(x), bv(bias);

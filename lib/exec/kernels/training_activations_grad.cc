@@ -42,7 +42,7 @@ Status UnaryForward(KernelContext& ctx, int bias_index, F f) {
   const bool has_bias = bias_index >= 0 && ctx.has_input(bias_index);
   if (has_bias) MEMOPT_RETURN_IF_ERROR(CheckBias(ctx, 0, bias_index));
   const Tensor& x = ctx.input(0);
-  ctx.outputs[0] = Tensor(x.dtype(), x.shape());
+  ctx.outputs[0] = Tensor::Uninitialized(x.dtype(), x.shape());
   return DispatchCompute(ctx, x.dtype(), [&]<typename C>() -> Status {
     FloatIn<C> in(x);
     FloatOut<C> out(ctx.outputs[0]);
@@ -70,7 +70,7 @@ Status BinaryGrad(KernelContext& ctx, const char* second_name, int bias_index, F
   MEMOPT_RETURN_IF_ERROR(RequireSameSize(ctx, 0, 1));
   if (bias_index >= 0) MEMOPT_RETURN_IF_ERROR(CheckBias(ctx, 1, bias_index));
   const Tensor& dy = ctx.input(0);
-  ctx.outputs[0] = Tensor(dy.dtype(), ctx.input(1).shape());
+  ctx.outputs[0] = Tensor::Uninitialized(dy.dtype(), ctx.input(1).shape());
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
     FloatIn<C> g(dy);
     FloatIn<C> x(ctx.input(1));
@@ -110,7 +110,7 @@ Status GeluForward(KernelContext& ctx, int bias_index) {
     return UnaryForward(ctx, bias_index, [](auto x) { return GeluValue(x); });
   }
   const Tensor& x = ctx.input(0);
-  ctx.outputs[0] = Tensor(x.dtype(), x.shape());
+  ctx.outputs[0] = Tensor::Uninitialized(x.dtype(), x.shape());
   FloatIn<float> in(x);
   FloatOut<float> out(ctx.outputs[0]);
   std::optional<FloatIn<float>> b;
@@ -132,7 +132,7 @@ Status GeluBackward(KernelContext& ctx, int bias_index) {
   MEMOPT_RETURN_IF_ERROR(RequireSameSize(ctx, 0, 1));
   if (bias_index >= 0) MEMOPT_RETURN_IF_ERROR(CheckBias(ctx, 1, bias_index));
   const Tensor& dy = ctx.input(0);
-  ctx.outputs[0] = Tensor(dy.dtype(), ctx.input(1).shape());
+  ctx.outputs[0] = Tensor::Uninitialized(dy.dtype(), ctx.input(1).shape());
   FloatIn<float> g(dy);
   FloatIn<float> x(ctx.input(1));
   FloatOut<float> out(ctx.outputs[0]);

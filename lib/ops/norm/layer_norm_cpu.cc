@@ -42,7 +42,7 @@ Status NormalizeLastDims(KernelContext& ctx, bool simplified, int bias_input, in
   const std::vector<int64_t> bi = bias != nullptr ? ParamIndex(*bias, v.row_shape) : std::vector<int64_t>{};
   const double eps = plan->epsilon;
   const DataType stash = plan->stash;
-  ctx.outputs[0] = Tensor(plan->y_type, x.shape());
+  ctx.outputs[0] = Tensor::Uninitialized(plan->y_type, x.shape());  // every row is written
   if (out_mean >= 0 && ctx.output_wanted(out_mean)) ctx.outputs[out_mean] = Tensor(stash, v.stat_shape);
   if (out_inv >= 0 && ctx.output_wanted(out_inv)) ctx.outputs[out_inv] = Tensor(stash, v.stat_shape);
   const DataType compute =
