@@ -1,8 +1,10 @@
 // BatchNormalization (inference and training, opsets 1..15), com.microsoft BatchNormInternal,
 // InstanceNormalization, GroupNormalization (opset 18: per-group scale/bias, opset 21:
-// per-channel), LRN, MeanVarianceNormalization. Statistics are accumulated in double.
+// per-channel), LRN, MeanVarianceNormalization. Statistics are summed in blocks of the compute
+// type added in double (block_sum.h).
 #include <cmath>
 
+#include "exec/kernels/block_sum.h"
 #include "exec/kernels/math_util.h"
 
 namespace memopt::math {
@@ -14,39 +16,20 @@ struct Moments {
   double var = 0;
 };
 
-/// Sum of p[0..n) in double, in four interleaved partial sums (independent add chains).
+/// Sum of p[0..n), in blocks (exec/kernels/block_sum.h).
 template <typename C>
 double SumOf(const C* p, int64_t n) {
-  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    s0 += static_cast<double>(p[i]);
-    s1 += static_cast<double>(p[i + 1]);
-    s2 += static_cast<double>(p[i + 2]);
-    s3 += static_cast<double>(p[i + 3]);
-  }
-  for (; i < n; ++i) s0 += static_cast<double>(p[i]);
-  return (s0 + s1) + (s2 + s3);
+  return BlockSum<C>(n, [p](int64_t i) { return p[i]; });
 }
 
-/// Sum of (p[i] - mean)^2 in double, the same way.
+/// Sum of (p[i] - mean)^2, the same way (the deviations in the compute type).
 template <typename C>
 double SquaredDeviations(const C* p, int64_t n, double mean) {
-  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const double d0 = static_cast<double>(p[i]) - mean, d1 = static_cast<double>(p[i + 1]) - mean;
-    const double d2 = static_cast<double>(p[i + 2]) - mean, d3 = static_cast<double>(p[i + 3]) - mean;
-    s0 += d0 * d0;
-    s1 += d1 * d1;
-    s2 += d2 * d2;
-    s3 += d3 * d3;
-  }
-  for (; i < n; ++i) {
-    const double d = static_cast<double>(p[i]) - mean;
-    s0 += d * d;
-  }
-  return (s0 + s1) + (s2 + s3);
+  const C mu = static_cast<C>(mean);
+  return BlockSum<C>(n, [p, mu](int64_t i) {
+    const C d = p[i] - mu;
+    return d * d;
+  });
 }
 
 template <typename C>
@@ -86,7 +69,7 @@ Status BatchNormCore(KernelContext& ctx, bool spatial, bool training, int num_st
     MEMOPT_RETURN_IF_ERROR(CheckPerChannel(ctx, i, c, kNames[i]));
   }
   const DataType stat_type = ctx.input(3).dtype();
-  ctx.outputs[0] = Tensor(x.dtype(), x.shape());
+  ctx.outputs[0] = Tensor::Uninitialized(x.dtype(), x.shape());  // every (image, channel) row is written
   if (training) {
     for (int i = 1; i <= num_stat_outputs; ++i) {
       if (ctx.output_wanted(i)) ctx.outputs[i] = Tensor(stat_type, {c});

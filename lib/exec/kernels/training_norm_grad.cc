@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "exec/kernels/block_sum.h"
 #include "exec/kernels/kernel_util.h"
 #include "exec/kernels/training_util.h"
 
@@ -34,7 +35,7 @@ Status BatchNormGradKernel(KernelContext& ctx) {
   MEMOPT_RETURN_IF_ERROR(CheckPerColumn(ctx, 3, "saved_mean", channels));
   MEMOPT_RETURN_IF_ERROR(CheckPerColumn(ctx, 4, "saved_inv_std", channels));
   const Tensor& scale = ctx.input(2);
-  ctx.outputs[0] = Tensor(x.dtype(), x.shape());
+  ctx.outputs[0] = Tensor::Uninitialized(x.dtype(), x.shape());  // every (image, channel) row is written
   if (ctx.output_wanted(1)) ctx.outputs[1] = Tensor(scale.dtype(), scale.shape());
   if (ctx.output_wanted(2)) ctx.outputs[2] = Tensor(scale.dtype(), scale.shape());
   return DispatchCompute(ctx, x.dtype(), [&]<typename C>() -> Status {
@@ -45,27 +46,32 @@ Status BatchNormGradKernel(KernelContext& ctx) {
     FloatIn<C> inv(ctx.input(4));
     FloatOut<C> dx(ctx.outputs[0]);
     std::vector<double> dscale(static_cast<size_t>(channels), 0.0), dbias(static_cast<size_t>(channels), 0.0);
-    for (int64_t b = 0; b < n; ++b) {
-      for (int64_t c = 0; c < channels; ++c) {
-        const int64_t base = (b * channels + c) * spatial;
-        for (int64_t k = 0; k < spatial; ++k) {
-          const double gv = g[base + k];
-          dbias[c] += gv;
-          dscale[c] += gv * (static_cast<double>(xin[base + k]) - mean[c]) * inv[c];
-        }
-      }
-    }
     const double m = static_cast<double>(n * spatial);
-    for (int64_t b = 0; b < n; ++b) {
-      for (int64_t c = 0; c < channels; ++c) {
-        const int64_t base = (b * channels + c) * spatial;
-        const double coef = static_cast<double>(s[c]) * inv[c] / m;
-        for (int64_t k = 0; k < spatial; ++k) {
-          const double xhat = (static_cast<double>(xin[base + k]) - mean[c]) * inv[c];
-          dx[base + k] = static_cast<C>(coef * (m * g[base + k] - dbias[c] - xhat * dscale[c]));
+    // Channels in parallel: the two sums over the channel's rows (block_sum.h), then dX from them
+    // as dX = coef * (M dY - dBias - xhat dScale), with xhat = (x - mean) * inv.
+    ParallelFor(channels, 3 * n * spatial, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        const C mu = mean[c], is = inv[c];
+        double sum_g = 0, sum_gx = 0;
+        for (int64_t b = 0; b < n; ++b) {
+          const C* gp = g.data() + (b * channels + c) * spatial;
+          const C* xp = xin.data() + (b * channels + c) * spatial;
+          sum_g += BlockSum<C>(spatial, [gp](int64_t k) { return gp[k]; });
+          sum_gx += BlockSum<C>(spatial, [gp, xp, mu](int64_t k) { return gp[k] * (xp[k] - mu); });
+        }
+        dbias[c] = sum_g;
+        dscale[c] = sum_gx * static_cast<double>(is);
+        const double coef = static_cast<double>(s[c]) * static_cast<double>(is) / m;
+        const C a = static_cast<C>(coef * m), bx = static_cast<C>(-coef * dscale[c]), d = static_cast<C>(-coef * dbias[c]);
+        for (int64_t b = 0; b < n; ++b) {
+          const int64_t base = (b * channels + c) * spatial;
+          const C* gp = g.data() + base;
+          const C* xp = xin.data() + base;
+          C* out = dx.data() + base;
+          for (int64_t k = 0; k < spatial; ++k) out[k] = a * gp[k] + bx * ((xp[k] - mu) * is) + d;
         }
       }
-    }
+    });
     if (ctx.output_wanted(1)) StoreFromCompute(dscale.data(), ctx.outputs[1]);
     if (ctx.output_wanted(2)) StoreFromCompute(dbias.data(), ctx.outputs[2]);
     return Status::Ok();
