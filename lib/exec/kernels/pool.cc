@@ -124,71 +124,81 @@ Status MaxPool(KernelContext& ctx) {
     const T* xp = x.data<T>();
     T* yp = ctx.outputs[0].data<T>();
     const int64_t isize = p.InSize(), osize = p.OutSize();
-    // Per plane and output row (od, oh): each tap (kd, kh, kw) in order updates the whole row of
-    // running maxima (the outputs whose window has that tap inside the image), so the inner loop
-    // runs along ow and the first maximum wins as in a tap-by-tap scan.
-    ParallelFor(p.planes, osize * p.kernel[0] * p.kernel[1] * p.kernel[2], [&](int64_t begin, int64_t end) {
-      const int64_t ow_n = p.out[2], sw = p.stride[2];
-      std::vector<C> best_v(static_cast<size_t>(ow_n));
-      std::vector<int64_t> best(static_cast<size_t>(ow_n));
-      // Outputs [lo, hi) whose tap kw falls inside the image: 0 <= ow * sw - pad + kw * dil < in.
-      std::vector<std::pair<int64_t, int64_t>> ow_range(static_cast<size_t>(p.kernel[2]));
-      for (int64_t kw = 0; kw < p.kernel[2]; ++kw) {
-        const int64_t shift = kw * p.dilation[2] - p.pad_begin[2];  // iw = ow * sw + shift
-        const int64_t lo = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
-        const int64_t hi = p.in[2] - shift <= 0 ? 0 : (p.in[2] - shift + sw - 1) / sw;
-        ow_range[static_cast<size_t>(kw)] = {std::min(lo, ow_n), std::min(hi, ow_n)};
-      }
-      for (int64_t plane = begin; plane < end; ++plane) {
-        const T* xs = xp + plane * isize;
-        int64_t o = plane * osize;
-        for (int64_t od = 0; od < p.out[0]; ++od) {
-          const TapRange rd = Taps(p, 0, od);
-          for (int64_t oh = 0; oh < p.out[1]; ++oh, o += ow_n) {
-            const TapRange rh = Taps(p, 1, oh);
-            std::fill(best_v.begin(), best_v.end(), std::numeric_limits<C>::lowest());
-            std::fill(best.begin(), best.end(), int64_t{-1});
-            for (int64_t kd = rd.first; kd < rd.last; ++kd) {
-              const int64_t id = rd.start + kd * p.dilation[0];
-              for (int64_t kh = rh.first; kh < rh.last; ++kh) {
-                const int64_t row = (id * p.in[1] + rh.start + kh * p.dilation[1]) * p.in[2];
-                for (int64_t kw = 0; kw < p.kernel[2]; ++kw) {
-                  const int64_t shift = row + kw * p.dilation[2] - p.pad_begin[2];
+    // Per plane and output row (od, oh), in passes along ow that vectorise: each tap (kd, kh, kw)
+    // updates the whole row of running maxima (NaN wins); then, for Indices, the taps in reverse
+    // order mark where each maximum is, so the first tap that holds it (or the first NaN) wins as
+    // in a tap-by-tap scan. Positions in the plane are kept as I (32 bits when the plane allows).
+    auto run = [&]<typename I>(I) {
+      ParallelFor(p.planes, osize * p.kernel[0] * p.kernel[1] * p.kernel[2], [&](int64_t begin, int64_t end) {
+        const int64_t ow_n = p.out[2], sw = p.stride[2];
+        std::vector<C> best_v(static_cast<size_t>(ow_n));
+        std::vector<I> best(static_cast<size_t>(ow_n));
+        // Outputs [lo, hi) whose tap kw falls inside the image: 0 <= ow * sw - pad + kw * dil < in.
+        std::vector<std::pair<int64_t, int64_t>> ow_range(static_cast<size_t>(p.kernel[2]));
+        std::vector<char> ow_has_tap(static_cast<size_t>(ow_n), 0);
+        for (int64_t kw = 0; kw < p.kernel[2]; ++kw) {
+          const int64_t shift = kw * p.dilation[2] - p.pad_begin[2];  // iw = ow * sw + shift
+          const int64_t lo = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
+          const int64_t hi = p.in[2] - shift <= 0 ? 0 : (p.in[2] - shift + sw - 1) / sw;
+          ow_range[static_cast<size_t>(kw)] = {std::min(lo, ow_n), std::min(hi, ow_n)};
+          for (int64_t ow = std::min(lo, ow_n); ow < std::min(hi, ow_n); ++ow) ow_has_tap[static_cast<size_t>(ow)] = 1;
+        }
+        constexpr C kStart =
+            std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::lowest();
+        for (int64_t plane = begin; plane < end; ++plane) {
+          const T* xs = xp + plane * isize;
+          int64_t o = plane * osize;
+          for (int64_t od = 0; od < p.out[0]; ++od) {
+            const TapRange rd = Taps(p, 0, od);
+            for (int64_t oh = 0; oh < p.out[1]; ++oh, o += ow_n) {
+              const TapRange rh = Taps(p, 1, oh);
+              C* bv = best_v.data();
+              std::fill(bv, bv + ow_n, kStart);
+              // Visits the in-image taps (in order, or reversed) with the row's [lo, hi) and the
+              // offset of ow = 0 in the plane.
+              auto taps = [&](bool reversed, auto&& visit) {
+                const int64_t nd = rd.last - rd.first, nh = rh.last - rh.first, nw = p.kernel[2];
+                for (int64_t t = 0; t < nd * nh * nw; ++t) {
+                  const int64_t u = reversed ? nd * nh * nw - 1 - t : t;
+                  const int64_t kd = rd.first + u / (nh * nw), kh = rh.first + (u / nw) % nh, kw = u % nw;
+                  const int64_t id = rd.start + kd * p.dilation[0];
+                  const int64_t row = (id * p.in[1] + rh.start + kh * p.dilation[1]) * p.in[2];
                   const auto [lo, hi] = ow_range[static_cast<size_t>(kw)];
-                  C* bv = best_v.data();
-                  if (indices == nullptr) {
-                    // Values only: a max along the row that vectorises (NaN wins, as below).
-                    for (int64_t ow = lo; ow < hi; ++ow) {
-                      const C v = Load(xs[ow * sw + shift]);
-                      bv[ow] = ((v > bv[ow]) | (v != v)) ? v : bv[ow];
-                    }
-                    continue;
-                  }
-                  int64_t* bi = best.data();
-                  for (int64_t ow = lo; ow < hi; ++ow) {
-                    const int64_t off = ow * sw + shift;
-                    const C v = Load(xs[off]);
-                    // The first maximum wins; a NaN beats any number and is kept once found.
-                    const bool better = (v > bv[ow]) | (bi[ow] < 0) | ((v != v) & (bv[ow] == bv[ow]));
-                    bi[ow] = better ? off : bi[ow];
-                    bv[ow] = better ? v : bv[ow];
-                  }
+                  visit(lo, hi, row + kw * p.dilation[2] - p.pad_begin[2]);
                 }
-              }
-            }
-            if (indices == nullptr) {
-              for (int64_t ow = 0; ow < ow_n; ++ow) yp[o + ow] = StoreAs<T>(best_v[static_cast<size_t>(ow)]);
-              continue;
-            }
-            for (int64_t ow = 0; ow < ow_n; ++ow) {
-              const int64_t b = best[static_cast<size_t>(ow)];
-              if (b < 0) {
-                yp[o + ow] = StoreAs<T>(std::numeric_limits<C>::lowest());
-                if (indices != nullptr) indices[o + ow] = -1;
+              };
+              taps(false, [&](int64_t lo, int64_t hi, int64_t shift) {
+                for (int64_t ow = lo; ow < hi; ++ow) {
+                  const C v = Load(xs[ow * sw + shift]);
+                  bv[ow] = ((v > bv[ow]) | (v != v)) ? v : bv[ow];
+                }
+              });
+              const bool row_has_taps = rd.first < rd.last && rh.first < rh.last;
+              if (indices == nullptr) {
+                for (int64_t ow = 0; ow < ow_n; ++ow) {
+                  const bool hit = row_has_taps && ow_has_tap[static_cast<size_t>(ow)] != 0;
+                  yp[o + ow] = StoreAs<T>(hit ? bv[ow] : std::numeric_limits<C>::lowest());
+                }
                 continue;
               }
-              yp[o + ow] = xs[b];
-              if (indices != nullptr) {
+              I* bi = best.data();
+              std::fill(bi, bi + ow_n, I(-1));
+              taps(true, [&](int64_t lo, int64_t hi, int64_t shift) {
+                for (int64_t ow = lo; ow < hi; ++ow) {
+                  const I off = static_cast<I>(ow * sw + shift);
+                  const C v = Load(xs[off]);
+                  const C m = bv[ow];
+                  bi[ow] = ((v == m) | ((v != v) & (m != m))) ? off : bi[ow];
+                }
+              });
+              for (int64_t ow = 0; ow < ow_n; ++ow) {
+                const int64_t b = bi[ow];
+                if (b < 0) {
+                  yp[o + ow] = StoreAs<T>(std::numeric_limits<C>::lowest());
+                  indices[o + ow] = -1;
+                  continue;
+                }
+                yp[o + ow] = xs[b];
                 int64_t local = b;
                 if (col_major) {
                   const int64_t bw = b % p.in[2], bh = (b / p.in[2]) % p.in[1], bd = b / (p.in[2] * p.in[1]);
@@ -199,8 +209,13 @@ Status MaxPool(KernelContext& ctx) {
             }
           }
         }
-      }
-    });
+      });
+    };
+    if (isize <= std::numeric_limits<int32_t>::max()) {
+      run(int32_t{});
+    } else {
+      run(int64_t{});
+    }
   });
   if (!st.ok()) return UnsupportedDtype(ctx, x.dtype(), "X");
   return Status::Ok();
