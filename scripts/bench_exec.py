@@ -117,7 +117,14 @@ def strip_yield(path, out_path):
     return feeds
 
 
+# Each runtime leaves worker threads that spin for a while after a run (ORT's pool, PyTorch's
+# OpenMP team); measured right after, the next runtime shares the cores with them. Every
+# measurement starts after this pause instead.
+SETTLE_S = 0.5
+
+
 def median_ms(fn, iters, warmup):
+    time.sleep(SETTLE_S)
     for _ in range(warmup):
         fn()
     times = []
@@ -129,6 +136,7 @@ def median_ms(fn, iters, warmup):
 
 
 def memopt_ms(memopt, model, inputs, threads, iters, warmup):
+    time.sleep(SETTLE_S)
     out = subprocess.run([memopt, "bench", model, "--inputs", inputs, "--iters", str(iters), "--warmup",
                           str(warmup), "--threads", str(threads), "--format", "json"], capture_output=True, text=True)
     if out.returncode != 0:
