@@ -1,10 +1,12 @@
 // The CPU kernels of the layer normalisations (layer_norm.cc has the op definitions and the
 // decode they share with CUDA): LayerNormalization, SimplifiedLayerNormalization and
 // RMSNormalization on the 2-D view at `axis` (N rows of D = prod(shape[axis:]) elements,
-// statistics accumulated in the stash type: float, or double for double stash / double inputs),
+// statistics summed in blocks of the stash type (exec/kernels/block_sum.h): float, or double for
+// double stash / double inputs),
 // and SkipLayerNormalization / SkipSimplifiedLayerNormalization over the last axis.
 #include <cmath>
 
+#include "exec/kernels/block_sum.h"
 #include "exec/kernels/math_util.h"
 #include "ops/norm/layer_norm.h"
 
@@ -57,25 +59,33 @@ Status NormalizeLastDims(KernelContext& ctx, bool simplified, int bias_input, in
     std::vector<C> mean(static_cast<size_t>(v.rows)), inv(static_cast<size_t>(v.rows));
     const C* xp = xv.data();
     C* yp = yv.data();
+    const bool contiguous_params = scale.numel() == v.cols && (bias == nullptr || bias->numel() == v.cols);
     ParallelFor(v.rows, 3 * v.cols, [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
         const C* row = xp + r * v.cols;
         C mu = 0;
-        if (!simplified) {
-          C sum = 0;
-          for (int64_t i = 0; i < v.cols; ++i) sum += row[i];
-          mu = v.cols > 0 ? sum / static_cast<C>(v.cols) : C(0);
+        if (!simplified && v.cols > 0) {
+          mu = static_cast<C>(BlockSum<C>(v.cols, [row](int64_t i) { return row[i]; }) / static_cast<double>(v.cols));
         }
-        C sq = 0;
-        for (int64_t i = 0; i < v.cols; ++i) {
+        const double sq = BlockSum<C>(v.cols, [row, mu](int64_t i) {
           const C c = row[i] - mu;
-          sq += c * c;
-        }
-        const C var = v.cols > 0 ? sq / static_cast<C>(v.cols) : C(0);
+          return c * c;
+        });
+        const C var = v.cols > 0 ? static_cast<C>(sq / static_cast<double>(v.cols)) : C(0);
         const C is = C(1) / std::sqrt(var + static_cast<C>(eps));
         mean[r] = mu;
         inv[r] = is;
         C* out = yp + r * v.cols;
+        if (contiguous_params) {  // Scale and B are whole rows: the loop vectorises
+          const C* sp = sv.data();
+          if (bias != nullptr) {
+            const C* bp = bv->data();
+            for (int64_t i = 0; i < v.cols; ++i) out[i] = (row[i] - mu) * is * sp[i] + bp[i];
+          } else {
+            for (int64_t i = 0; i < v.cols; ++i) out[i] = (row[i] - mu) * is * sp[i];
+          }
+          continue;
+        }
         for (int64_t i = 0; i < v.cols; ++i) {
           C y = (row[i] - mu) * is * sv[si[i]];
           if (bias != nullptr) y += (*bv)[bi[i]];
