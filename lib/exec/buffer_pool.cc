@@ -114,7 +114,7 @@ void BufferPool::Release(std::byte* p, size_t capacity) {
     std::lock_guard<std::mutex> lock(mu_);
     stats_.in_use_bytes -= static_cast<int64_t>(capacity);
     const int64_t size = static_cast<int64_t>(capacity);
-    if (enabled_ && stats_.cached_bytes + size <= stats_.in_use_peak) {
+    if (enabled_ && stats_.cached_bytes + size <= kCacheLimitFactor * stats_.in_use_peak) {
       free_[capacity].push_back(p);
       stats_.cached_bytes += size;
       return;
