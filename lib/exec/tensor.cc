@@ -13,15 +13,6 @@
 
 namespace memopt {
 
-namespace {
-
-/// Buffers come from the executor's size-class pool (exec/buffer_pool.h), zero-filled.
-std::shared_ptr<std::byte[]> AllocateZeroed(int64_t bytes) {
-  return BufferPool::Global().AcquireZeroed(static_cast<size_t>(bytes > 0 ? bytes : 0));
-}
-
-}  // namespace
-
 int64_t NumElements(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
@@ -38,25 +29,25 @@ std::vector<int64_t> Strides(const std::vector<int64_t>& shape) {
   return strides;
 }
 
-Tensor::Tensor(DataType dtype, std::vector<int64_t> shape)
-    : dtype_(dtype), shape_(std::move(shape)), numel_(NumElements(shape_)) {
-  if (dtype_ == DataType::kString) {
-    strings_.resize(static_cast<size_t>(numel_));
-    buffer_ = AllocateZeroed(0);
-  } else {
-    buffer_ = AllocateZeroed(numel_ * ElemByteSize(dtype_));
-  }
-}
+Tensor::Tensor(DataType dtype, std::vector<int64_t> shape) : Tensor(dtype, std::move(shape), Fill::kZero) {}
 
 Tensor Tensor::Uninitialized(DataType dtype, std::vector<int64_t> shape) {
-  if (dtype == DataType::kString) return Tensor(dtype, std::move(shape));
-  Tensor t;
-  t.dtype_ = dtype;
-  t.shape_ = std::move(shape);
-  t.numel_ = NumElements(t.shape_);
-  const int64_t bytes = t.numel_ * ElemByteSize(dtype);
-  t.buffer_ = BufferPool::Global().AcquireUninitialized(static_cast<size_t>(bytes > 0 ? bytes : 0));
-  return t;
+  return Tensor(dtype, std::move(shape), Fill::kNone);
+}
+
+/// Buffers come from the executor's size-class pool (exec/buffer_pool.h). String tensors keep
+/// their elements in strings_ (empty strings) and get an empty block.
+Tensor::Tensor(DataType dtype, std::vector<int64_t> shape, Fill fill)
+    : dtype_(dtype), shape_(std::move(shape)), numel_(NumElements(shape_)) {
+  BufferPool& pool = BufferPool::Global();
+  if (dtype_ == DataType::kString) {
+    strings_.resize(static_cast<size_t>(numel_));
+    buffer_ = pool.AcquireZeroed(0);
+    return;
+  }
+  const int64_t bytes = numel_ * ElemByteSize(dtype_);
+  const size_t size = static_cast<size_t>(bytes > 0 ? bytes : 0);
+  buffer_ = fill == Fill::kZero ? pool.AcquireZeroed(size) : pool.AcquireUninitialized(size);
 }
 
 Expected<Tensor> Tensor::Allocate(DataType dtype, std::vector<int64_t> shape, const std::string& what) {

@@ -65,6 +65,9 @@ class Tensor {
   std::string Describe() const;
 
  private:
+  enum class Fill { kZero, kNone };
+  Tensor(DataType dtype, std::vector<int64_t> shape, Fill fill);
+
   DataType dtype_ = DataType::kUndefined;
   std::vector<int64_t> shape_;
   int64_t numel_ = 0;

@@ -32,4 +32,20 @@ double BlockSum(int64_t n, F&& term) {
   return total;
 }
 
+/// Sum of p[0..n).
+template <typename C>
+double SumOf(const C* p, int64_t n) {
+  return BlockSum<C>(n, [p](int64_t i) { return p[i]; });
+}
+
+/// Sum of (p[i] - mean)^2, the deviations taken in C.
+template <typename C>
+double SquaredDeviations(const C* p, int64_t n, double mean) {
+  const C mu = static_cast<C>(mean);
+  return BlockSum<C>(n, [p, mu](int64_t i) {
+    const C d = p[i] - mu;
+    return d * d;
+  });
+}
+
 }  // namespace memopt

@@ -101,10 +101,11 @@ void Im2Col(const C* x, int64_t channels, const Window3& w, C* col) {
       const int64_t lo = std::min(w.out[2], off >= 0 ? int64_t{0} : (-off + sw - 1) / sw);
       const int64_t hi =
           std::max(lo, std::min(w.out[2], w.in[2] - off <= 0 ? int64_t{0} : (w.in[2] - off + sw - 1) / sw));
-      // Unit stride along a row that keeps the image's width ("same" convolutions): the in-image
-      // rows of one od are a single shifted copy of the plane, then the columns the shift
+      // Unit strides along rows and columns, keeping the image's width ("same" convolutions): the
+      // in-image rows of one od are a single shifted copy of the plane, then the columns the shift
       // carried across a row edge are zeroed.
-      const bool shifted_copy = sw == 1 && w.out[2] == w.in[2] && off > -w.in[2] && off < w.in[2];
+      const bool shifted_copy =
+          sw == 1 && w.stride[1] == 1 && w.out[2] == w.in[2] && off > -w.in[2] && off < w.in[2];
       for (int64_t od = 0; od < w.out[0]; ++od) {
         const int64_t id = od * w.stride[0] - w.pad[0] + kd * w.dilation[0];
         if (shifted_copy) {
@@ -113,27 +114,14 @@ void Im2Col(const C* x, int64_t channels, const Window3& w, C* col) {
             std::fill(block, block + w.out[1] * w.out[2], C(0));
             continue;
           }
-          // oh in [oh0, oh1) reads image rows ih = oh * sh - ph + kh * dh in [0, in[1]).
-          int64_t oh0 = 0, oh1 = w.out[1];
-          while (oh0 < oh1 && oh0 * w.stride[1] - w.pad[1] + kh * w.dilation[1] < 0) ++oh0;
-          while (oh1 > oh0 && (oh1 - 1) * w.stride[1] - w.pad[1] + kh * w.dilation[1] >= w.in[1]) --oh1;
-          if (w.stride[1] != 1 && oh1 - oh0 > 1) {
-            // Rows of the block are not consecutive image rows: one shifted copy per row.
-            for (int64_t oh = 0; oh < w.out[1]; ++oh) {
-              C* d = block + oh * w.out[2];
-              const int64_t ih = oh * w.stride[1] - w.pad[1] + kh * w.dilation[1];
-              if (oh < oh0 || oh >= oh1) {
-                std::fill(d, d + w.out[2], C(0));
-              } else {
-                Im2ColRow(xc + (id * w.in[1] + ih) * w.in[2], d, w.out[2], 1, off, lo, hi);
-              }
-            }
-            continue;
-          }
+          // oh in [oh0, oh1) reads image rows ih = oh + row_shift in [0, in[1]).
+          const int64_t row_shift = kh * w.dilation[1] - w.pad[1];
+          const int64_t oh0 = std::clamp<int64_t>(-row_shift, 0, w.out[1]);
+          const int64_t oh1 = std::clamp<int64_t>(w.in[1] - row_shift, oh0, w.out[1]);
           std::fill(block, block + oh0 * w.out[2], C(0));
           std::fill(block + oh1 * w.out[2], block + w.out[1] * w.out[2], C(0));
           if (oh0 < oh1) {
-            const int64_t base = (id * w.in[1] + oh0 * w.stride[1] - w.pad[1] + kh * w.dilation[1]) * w.in[2] + off;
+            const int64_t base = (id * w.in[1] + oh0 + row_shift) * w.in[2] + off;
             const int64_t len = (oh1 - oh0) * w.out[2];
             const int64_t jlo = std::clamp<int64_t>(-base, 0, len);
             const int64_t jhi = std::clamp<int64_t>(w.InSize() - base, jlo, len);

@@ -287,10 +287,6 @@ constexpr int64_t kGemmColumnAlign = 16;
 template <typename T, typename Call>
 void SplitGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
                int64_t ldb, T* c, int64_t ldc, Call&& call) {
-  if (k == 0) {
-    call(m, n, a, b, c);
-    return;
-  }
   const int64_t threads = NumThreads();
   if (threads < 2 || t_in_parallel || m * n * k < kMinParallelGemmMacs) {
     call(m, n, a, b, c);
@@ -316,36 +312,44 @@ void SplitGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, cons
   });
 }
 
+void Blas(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta, tb, B(m), B(n), B(k), alpha, a, B(lda), b, B(ldb), beta, c, B(ldc));
+}
+
+void Blas(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
+          int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, ta, tb, B(m), B(n), B(k), alpha, a, B(lda), b, B(ldb), beta, c, B(ldc));
+}
+
+/// Both Gemm overloads: each block through single-threaded BLAS (OpenBLAS runs single-threaded;
+/// the pool splits the product), or, for k = 0, C = beta C.
 template <typename T>
-void GemmZeroK(int64_t m, int64_t n, T beta, T* c, int64_t ldc) {
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
+void GemmOnPool(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
+                const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  GetPool();
+  SplitGemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, [&](int64_t mm, int64_t nn, const T* aa, const T* bb, T* cc) {
+    if (k == 0) {
+      for (int64_t i = 0; i < mm; ++i)
+        for (int64_t j = 0; j < nn; ++j) cc[i * ldc + j] = beta == T(0) ? T(0) : beta * cc[i * ldc + j];
+      return;
+    }
+    Blas(trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, mm, nn, k, alpha, aa, lda, bb, ldb,
+         beta, cc, ldc);
+  });
 }
 
 }  // namespace
 
 void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  if (m == 0 || n == 0) return;
-  GetPool();  // OpenBLAS runs single-threaded; the pool splits the product
-  SplitGemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
-            [&](int64_t mm, int64_t nn, const float* aa, const float* bb, float* cc) {
-              if (k == 0) return GemmZeroK(mm, nn, beta, cc, ldc);
-              cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-                          B(mm), B(nn), B(k), alpha, aa, B(lda), bb, B(ldb), beta, cc, B(ldc));
-            });
+  GemmOnPool(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
           const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
-  if (m == 0 || n == 0) return;
-  GetPool();
-  SplitGemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
-            [&](int64_t mm, int64_t nn, const double* aa, const double* bb, double* cc) {
-              if (k == 0) return GemmZeroK(mm, nn, beta, cc, ldc);
-              cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-                          B(mm), B(nn), B(k), alpha, aa, B(lda), bb, B(ldb), beta, cc, B(ldc));
-            });
+  GemmOnPool(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 std::vector<float> ToFloatVector(const Tensor& t) {

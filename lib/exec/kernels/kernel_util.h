@@ -194,8 +194,8 @@ void BroadcastBinary(const A* a, const std::vector<int64_t>& a_shape, const B* b
 // ---------------------------------------------------------------------------------------------
 // Threads.
 
-/// Threads used by ParallelFor and by BLAS: SetNumThreads's count, else MEMOPT_NUM_THREADS, else
-/// the machine's cores.
+/// Threads used by ParallelFor and by Gemm's split of large products (BLAS itself runs
+/// single-threaded): SetNumThreads's count, else MEMOPT_NUM_THREADS, else the machine's cores.
 int NumThreads();
 /// Sets the thread count (clamped to 1..256) for the kernels that follow; call it between runs,
 /// not while a kernel runs.
@@ -211,6 +211,8 @@ void ParallelFor(int64_t n, int64_t cost_per_item, const std::function<void(int6
 
 /// C[m,n] = alpha * op(A)[m,k] * op(B)[k,n] + beta * C. lda/ldb/ldc are row strides of A, B, C as
 /// stored (A is [m,k] or, transposed, [k,m]).
+/// Products of 2^20 multiply-adds and more are split into row or column blocks over NumThreads()
+/// (outside a ParallelFor), with the same result as one thread.
 void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
           const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,

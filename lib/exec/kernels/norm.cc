@@ -16,22 +16,6 @@ struct Moments {
   double var = 0;
 };
 
-/// Sum of p[0..n), in blocks (exec/kernels/block_sum.h).
-template <typename C>
-double SumOf(const C* p, int64_t n) {
-  return BlockSum<C>(n, [p](int64_t i) { return p[i]; });
-}
-
-/// Sum of (p[i] - mean)^2, the same way (the deviations in the compute type).
-template <typename C>
-double SquaredDeviations(const C* p, int64_t n, double mean) {
-  const C mu = static_cast<C>(mean);
-  return BlockSum<C>(n, [p, mu](int64_t i) {
-    const C d = p[i] - mu;
-    return d * d;
-  });
-}
-
 template <typename C>
 Moments RowMoments(const C* base, int64_t count) {
   Moments m;

@@ -56,7 +56,7 @@ Status BatchNormGradKernel(KernelContext& ctx) {
         for (int64_t b = 0; b < n; ++b) {
           const C* gp = g.data() + (b * channels + c) * spatial;
           const C* xp = xin.data() + (b * channels + c) * spatial;
-          sum_g += BlockSum<C>(spatial, [gp](int64_t k) { return gp[k]; });
+          sum_g += SumOf(gp, spatial);
           sum_gx += BlockSum<C>(spatial, [gp, xp, mu](int64_t k) { return gp[k] * (xp[k] - mu); });
         }
         dbias[c] = sum_g;

@@ -64,13 +64,8 @@ Status NormalizeLastDims(KernelContext& ctx, bool simplified, int bias_input, in
       for (int64_t r = begin; r < end; ++r) {
         const C* row = xp + r * v.cols;
         C mu = 0;
-        if (!simplified && v.cols > 0) {
-          mu = static_cast<C>(BlockSum<C>(v.cols, [row](int64_t i) { return row[i]; }) / static_cast<double>(v.cols));
-        }
-        const double sq = BlockSum<C>(v.cols, [row, mu](int64_t i) {
-          const C c = row[i] - mu;
-          return c * c;
-        });
+        if (!simplified && v.cols > 0) mu = static_cast<C>(SumOf(row, v.cols) / static_cast<double>(v.cols));
+        const double sq = SquaredDeviations(row, v.cols, static_cast<double>(mu));
         const C var = v.cols > 0 ? static_cast<C>(sq / static_cast<double>(v.cols)) : C(0);
         const C is = C(1) / std::sqrt(var + static_cast<C>(eps));
         mean[r] = mu;
