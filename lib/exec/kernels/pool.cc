@@ -47,8 +47,9 @@ Expected<Pool3> Prepare(KernelContext& ctx, DataType out_dtype) {
   p.planes = x.dim(0) * x.dim(1);
   std::vector<int64_t> out_shape = {x.dim(0), x.dim(1)};
   out_shape.insert(out_shape.end(), g.out.begin(), g.out.end());
-  ctx.outputs[0] = Tensor(out_dtype, out_shape);
-  if (ctx.output_wanted(1)) ctx.outputs[1] = Tensor(DataType::kInt64, out_shape);
+  // Every pooling kernel writes each output position (and each index) once.
+  ctx.outputs[0] = Tensor::Uninitialized(out_dtype, out_shape);
+  if (ctx.output_wanted(1)) ctx.outputs[1] = Tensor::Uninitialized(DataType::kInt64, out_shape);
   return p;
 }
 
@@ -113,88 +114,203 @@ TapRange Taps(const Pool3& p, int dim, int64_t o) {
   return r;
 }
 
+/// The running maximum with NaN winning: v replaces best when larger or NaN.
+template <typename C>
+inline C MaxNanWins(C best, C v) {
+  if constexpr (std::is_floating_point_v<C>) {
+    const C larger = v > best ? v : best;  // two plain selects, which vectorise as max and blend
+    return v != v ? v : larger;
+  } else {
+    return v > best ? v : best;
+  }
+}
+
+/// best[ow] = max(best[ow], row[ow * stride + shift]) for ow in [lo, hi); kStride > 0 fixes the
+/// stride at compile time (1 and 2, the common ones, then vectorise), 0 reads it from `stride`.
+template <int64_t kStride, typename C>
+void MaxAlongRow(const C* row, int64_t stride, int64_t shift, int64_t lo, int64_t hi, C* best) {
+  const int64_t s = kStride > 0 ? kStride : stride;
+  for (int64_t ow = lo; ow < hi; ++ow) best[ow] = MaxNanWins(best[ow], row[ow * s + shift]);
+}
+
+/// One row of windows of width KW, stride SW and unit dilation along the row, without Indices:
+/// y[ow] for ow in [0, n) is the maximum (NaN wins) over the image rows `rows` (the window's
+/// in-image rows, in tap order) at columns ow * SW - pad + kw. Outputs in [lo, hi) have every tap
+/// inside the row and run as fixed-width loops that vectorise; the rest check each tap, and get
+/// `empty` when none is inside.
+template <int64_t KW, int64_t SW, typename C>
+void MaxRowOfWindows(const C* const* rows, int64_t nrows, int64_t in_w, int64_t pad, int64_t lo, int64_t hi,
+                     int64_t n, C start, C empty, C* __restrict y) {
+  std::fill(y + lo, y + hi, start);
+  for (int64_t r = 0; r < nrows; ++r) {
+    const C* __restrict s = rows[r] + lo * SW - pad;  // the first tap of output lo
+    C* __restrict yr = y + lo;
+    for (int64_t i = 0; i < hi - lo; ++i) {
+      C m = yr[i];
+      for (int64_t kw = 0; kw < KW; ++kw) m = MaxNanWins(m, s[i * SW + kw]);
+      yr[i] = m;
+    }
+  }
+  const auto edge = [&](int64_t ow) {
+    C m = start;
+    bool any = false;
+    for (int64_t r = 0; r < nrows; ++r) {
+      for (int64_t kw = 0; kw < KW; ++kw) {
+        const int64_t iw = ow * SW - pad + kw;
+        if (iw < 0 || iw >= in_w) continue;
+        m = MaxNanWins(m, rows[r][iw]);
+        any = true;
+      }
+    }
+    y[ow] = any ? m : empty;
+  };
+  for (int64_t ow = 0; ow < lo; ++ow) edge(ow);
+  for (int64_t ow = hi; ow < n; ++ow) edge(ow);
+}
+
 Status MaxPool(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   MEMOPT_ASSIGN_OR_RETURN(Pool3 p, Prepare(ctx, x.dtype()));
   const bool col_major = ctx.node->GetInt("storage_order", 0) != 0;
   int64_t* indices = ctx.outputs.size() > 1 && ctx.outputs[1].defined() ? ctx.outputs[1].data<int64_t>() : nullptr;
+  // The in-image taps of every output depth and row, computed once.
+  std::vector<TapRange> depth_taps(static_cast<size_t>(p.out[0])), row_taps(static_cast<size_t>(p.out[1]));
+  for (int64_t od = 0; od < p.out[0]; ++od) depth_taps[static_cast<size_t>(od)] = Taps(p, 0, od);
+  for (int64_t oh = 0; oh < p.out[1]; ++oh) row_taps[static_cast<size_t>(oh)] = Taps(p, 1, oh);
+  // Outputs [lo, hi) whose tap kw falls inside the image: 0 <= ow * sw - pad + kw * dil < in.
+  const int64_t ow_n = p.out[2], sw = p.stride[2];
+  std::vector<std::pair<int64_t, int64_t>> ow_range(static_cast<size_t>(p.kernel[2]));
+  std::vector<char> ow_has_tap(static_cast<size_t>(ow_n), 0);
+  for (int64_t kw = 0; kw < p.kernel[2]; ++kw) {
+    const int64_t shift = kw * p.dilation[2] - p.pad_begin[2];  // iw = ow * sw + shift
+    const int64_t lo = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
+    const int64_t hi = p.in[2] - shift <= 0 ? 0 : (p.in[2] - shift + sw - 1) / sw;
+    ow_range[static_cast<size_t>(kw)] = {std::min(lo, ow_n), std::max(std::min(lo, ow_n), std::min(hi, ow_n))};
+    for (int64_t ow = std::min(lo, ow_n); ow < std::min(hi, ow_n); ++ow) ow_has_tap[static_cast<size_t>(ow)] = 1;
+  }
+  const bool every_ow_has_tap = std::all_of(ow_has_tap.begin(), ow_has_tap.end(), [](char c) { return c != 0; });
+  // Outputs whose every tap along the row is inside the image: the intersection of the ranges.
+  int64_t inner_lo = 0, inner_hi = ow_n;
+  for (const auto& [lo, hi] : ow_range) {
+    inner_lo = std::max(inner_lo, lo);
+    inner_hi = std::min(inner_hi, hi);
+  }
+  inner_hi = std::max(inner_lo, inner_hi);
   Status st = DispatchNumeric(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = ComputeType<T>;
     const T* xp = x.data<T>();
     T* yp = ctx.outputs[0].data<T>();
     const int64_t isize = p.InSize(), osize = p.OutSize();
-    // Per plane and output row (od, oh), in passes along ow that vectorise: each tap (kd, kh, kw)
-    // updates the whole row of running maxima (NaN wins); then, for Indices, the taps in reverse
-    // order mark where each maximum is, so the first tap that holds it (or the first NaN) wins as
-    // in a tap-by-tap scan. Positions in the plane are kept as I (32 bits when the plane allows).
+    constexpr C kStart =
+        std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::lowest();
+    constexpr C kEmpty = std::numeric_limits<C>::lowest();  // a window wholly in the padding
+    // Per plane and output row (od, oh): the maximum down each image column over the window's
+    // rows (kd, kh), then along the row over kw, both passes that vectorise (NaN wins in both, so
+    // a window's result is NaN if any tap is, else its largest value). For Indices, the taps in
+    // reverse order then mark where each maximum is, so the first tap that holds it (or the
+    // first NaN) wins as in a tap-by-tap scan. Positions in the plane are kept as I (32 bits when
+    // the plane allows).
     auto run = [&]<typename I>(I) {
       ParallelFor(p.planes, osize * p.kernel[0] * p.kernel[1] * p.kernel[2], [&](int64_t begin, int64_t end) {
-        const int64_t ow_n = p.out[2], sw = p.stride[2];
         std::vector<C> best_v(static_cast<size_t>(ow_n));
         std::vector<I> best(static_cast<size_t>(ow_n));
-        // Outputs [lo, hi) whose tap kw falls inside the image: 0 <= ow * sw - pad + kw * dil < in.
-        std::vector<std::pair<int64_t, int64_t>> ow_range(static_cast<size_t>(p.kernel[2]));
-        std::vector<char> ow_has_tap(static_cast<size_t>(ow_n), 0);
-        for (int64_t kw = 0; kw < p.kernel[2]; ++kw) {
-          const int64_t shift = kw * p.dilation[2] - p.pad_begin[2];  // iw = ow * sw + shift
-          const int64_t lo = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
-          const int64_t hi = p.in[2] - shift <= 0 ? 0 : (p.in[2] - shift + sw - 1) / sw;
-          ow_range[static_cast<size_t>(kw)] = {std::min(lo, ow_n), std::min(hi, ow_n)};
-          for (int64_t ow = std::min(lo, ow_n); ow < std::min(hi, ow_n); ++ow) ow_has_tap[static_cast<size_t>(ow)] = 1;
+        std::vector<C> column_max(static_cast<size_t>(p.in[2]));
+        C* bv = best_v.data();
+        C* cm = column_max.data();
+        std::vector<const C*> window_rows(static_cast<size_t>(p.kernel[0] * p.kernel[1]));
+        // The common windows (width 2 or 3, stride 1 or 2, undilated) of a type computed as itself,
+        // without Indices, go through a fixed-width row kernel straight into Y.
+        using RowKernel = void (*)(const C* const*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, C, C, C*);
+        RowKernel row_kernel = nullptr;
+        if constexpr (std::is_same_v<T, C>) {
+          if (indices == nullptr && p.dilation[2] == 1) {
+            if (p.kernel[2] == 2 && sw == 2) row_kernel = MaxRowOfWindows<2, 2, C>;
+            if (p.kernel[2] == 3 && sw == 2) row_kernel = MaxRowOfWindows<3, 2, C>;
+            if (p.kernel[2] == 3 && sw == 1) row_kernel = MaxRowOfWindows<3, 1, C>;
+          }
         }
-        constexpr C kStart =
-            std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::lowest();
         for (int64_t plane = begin; plane < end; ++plane) {
           const T* xs = xp + plane * isize;
           int64_t o = plane * osize;
           for (int64_t od = 0; od < p.out[0]; ++od) {
-            const TapRange rd = Taps(p, 0, od);
+            const TapRange& rd = depth_taps[static_cast<size_t>(od)];
             for (int64_t oh = 0; oh < p.out[1]; ++oh, o += ow_n) {
-              const TapRange rh = Taps(p, 1, oh);
-              C* bv = best_v.data();
-              std::fill(bv, bv + ow_n, kStart);
-              // Visits the in-image taps (in order, or reversed) with the row's [lo, hi) and the
-              // offset of ow = 0 in the plane.
-              auto taps = [&](bool reversed, auto&& visit) {
-                const int64_t nd = rd.last - rd.first, nh = rh.last - rh.first, nw = p.kernel[2];
-                for (int64_t t = 0; t < nd * nh * nw; ++t) {
-                  const int64_t u = reversed ? nd * nh * nw - 1 - t : t;
-                  const int64_t kd = rd.first + u / (nh * nw), kh = rh.first + (u / nw) % nh, kw = u % nw;
-                  const int64_t id = rd.start + kd * p.dilation[0];
-                  const int64_t row = (id * p.in[1] + rh.start + kh * p.dilation[1]) * p.in[2];
-                  const auto [lo, hi] = ow_range[static_cast<size_t>(kw)];
-                  visit(lo, hi, row + kw * p.dilation[2] - p.pad_begin[2]);
-                }
+              const TapRange& rh = row_taps[static_cast<size_t>(oh)];
+              const auto image_row = [&](int64_t kd, int64_t kh) {
+                return ((rd.start + kd * p.dilation[0]) * p.in[1] + rh.start + kh * p.dilation[1]) * p.in[2];
               };
-              taps(false, [&](int64_t lo, int64_t hi, int64_t shift) {
-                for (int64_t ow = lo; ow < hi; ++ow) {
-                  const C v = Load(xs[ow * sw + shift]);
-                  bv[ow] = ((v > bv[ow]) | (v != v)) ? v : bv[ow];
+              if (rd.first >= rd.last || rh.first >= rh.last) {  // the whole row of windows is padding
+                std::fill(yp + o, yp + o + ow_n, StoreAs<T>(kEmpty));
+                if (indices != nullptr) std::fill(indices + o, indices + o + ow_n, int64_t{-1});
+                continue;
+              }
+              if constexpr (std::is_same_v<T, C>) {
+                if (row_kernel != nullptr) {
+                  int64_t nrows = 0;
+                  for (int64_t kd = rd.first; kd < rd.last; ++kd) {
+                    for (int64_t kh = rh.first; kh < rh.last; ++kh) window_rows[static_cast<size_t>(nrows++)] = xs + image_row(kd, kh);
+                  }
+                  row_kernel(window_rows.data(), nrows, p.in[2], p.pad_begin[2], inner_lo, inner_hi, ow_n, kStart, kEmpty,
+                             yp + o);
+                  continue;
                 }
-              });
-              const bool row_has_taps = rd.first < rd.last && rh.first < rh.last;
+              }
+              for (int64_t kd = rd.first; kd < rd.last; ++kd) {
+                for (int64_t kh = rh.first; kh < rh.last; ++kh) {
+                  const T* src = xs + image_row(kd, kh);
+                  if (kd == rd.first && kh == rh.first) {
+                    for (int64_t iw = 0; iw < p.in[2]; ++iw) cm[iw] = Load(src[iw]);
+                  } else {
+                    for (int64_t iw = 0; iw < p.in[2]; ++iw) cm[iw] = MaxNanWins(cm[iw], C(Load(src[iw])));
+                  }
+                }
+              }
+              std::fill(bv, bv + ow_n, kStart);
+              for (int64_t kw = 0; kw < p.kernel[2]; ++kw) {
+                const auto [lo, hi] = ow_range[static_cast<size_t>(kw)];
+                const int64_t shift = kw * p.dilation[2] - p.pad_begin[2];
+                if (sw == 1) {
+                  MaxAlongRow<1>(cm, sw, shift, lo, hi, bv);
+                } else if (sw == 2) {
+                  MaxAlongRow<2>(cm, sw, shift, lo, hi, bv);
+                } else {
+                  MaxAlongRow<0>(cm, sw, shift, lo, hi, bv);
+                }
+              }
               if (indices == nullptr) {
-                for (int64_t ow = 0; ow < ow_n; ++ow) {
-                  const bool hit = row_has_taps && ow_has_tap[static_cast<size_t>(ow)] != 0;
-                  yp[o + ow] = StoreAs<T>(hit ? bv[ow] : std::numeric_limits<C>::lowest());
+                if (every_ow_has_tap) {
+                  for (int64_t ow = 0; ow < ow_n; ++ow) yp[o + ow] = StoreAs<T>(bv[ow]);
+                } else {
+                  for (int64_t ow = 0; ow < ow_n; ++ow) {
+                    yp[o + ow] = StoreAs<T>(ow_has_tap[static_cast<size_t>(ow)] != 0 ? bv[ow] : kEmpty);
+                  }
                 }
                 continue;
               }
               I* bi = best.data();
               std::fill(bi, bi + ow_n, I(-1));
-              taps(true, [&](int64_t lo, int64_t hi, int64_t shift) {
-                for (int64_t ow = lo; ow < hi; ++ow) {
-                  const I off = static_cast<I>(ow * sw + shift);
-                  const C v = Load(xs[off]);
-                  const C m = bv[ow];
-                  bi[ow] = ((v == m) | ((v != v) & (m != m))) ? off : bi[ow];
+              for (int64_t kd = rd.last - 1; kd >= rd.first; --kd) {
+                for (int64_t kh = rh.last - 1; kh >= rh.first; --kh) {
+                  const int64_t row = image_row(kd, kh);
+                  for (int64_t kw = p.kernel[2] - 1; kw >= 0; --kw) {
+                    const auto [lo, hi] = ow_range[static_cast<size_t>(kw)];
+                    const int64_t shift = row + kw * p.dilation[2] - p.pad_begin[2];
+                    for (int64_t ow = lo; ow < hi; ++ow) {
+                      const I off = static_cast<I>(ow * sw + shift);
+                      const C v = Load(xs[off]);
+                      const C m = bv[ow];
+                      bool same = v == m;
+                      if constexpr (std::is_floating_point_v<C>) same = same | ((v != v) & (m != m));
+                      bi[ow] = same ? off : bi[ow];
+                    }
+                  }
                 }
-              });
+              }
               for (int64_t ow = 0; ow < ow_n; ++ow) {
                 const int64_t b = bi[ow];
                 if (b < 0) {
-                  yp[o + ow] = StoreAs<T>(std::numeric_limits<C>::lowest());
+                  yp[o + ow] = StoreAs<T>(kEmpty);
                   indices[o + ow] = -1;
                   continue;
                 }
