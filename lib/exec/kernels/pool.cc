@@ -5,6 +5,7 @@
 #include <vector>
 #include <limits>
 
+#include "exec/kernels/block_sum.h"
 #include "exec/kernels/math_util.h"
 
 namespace memopt::math {
@@ -416,7 +417,11 @@ Status GlobalPool(KernelContext& ctx) {
           yp[pl] = StoreAs<T>(best);
         } else if constexpr (kKind == GlobalKind::kAverage) {
           double sum = 0;
-          for (int64_t i = 0; i < size; ++i) sum += static_cast<double>(Load(xs[i]));
+          if constexpr (std::is_same_v<T, C>) {
+            sum = SumOf(xs, size);  // block sums that vectorise (exec/kernels/block_sum.h)
+          } else {
+            for (int64_t i = 0; i < size; ++i) sum += static_cast<double>(Load(xs[i]));
+          }
           yp[pl] = StoreAs<T>(static_cast<C>(size > 0 ? sum / static_cast<double>(size) : 0.0));
         } else {
           double sum = 0;
