@@ -1,8 +1,10 @@
-// Conv (1-D/2-D/3-D, group, strides, dilations, pads, auto_pad): per image and group, im2col then
-// one GEMM  Y_g[M/g, out] = W_g[M/g, C/g * k] * col[C/g * k, out], the bias added after it;
-// images run in parallel.
+// Conv (1-D/2-D/3-D, group, strides, dilations, pads, auto_pad). Unit-stride 1-D/2-D windows of
+// more than one tap in float run the direct kernel (conv_direct.h); the rest per image and group
+// im2col then one GEMM  Y_g[M/g, out] = W_g[M/g, C/g * k] * col[C/g * k, out], the bias added
+// after it; images run in parallel.
 #include <optional>
 
+#include "exec/kernels/conv_direct.h"
 #include "exec/kernels/im2col.h"
 #include "exec/kernels/math_util.h"
 
@@ -55,6 +57,12 @@ Status Conv(KernelContext& ctx) {
     const int64_t osize = win.OutSize();
     const int64_t isize = win.InSize();
     const bool direct = win.ReadsImageAsIs();
+    if constexpr (std::is_same_v<C, float>) {
+      if (!direct && DirectConvApplies(win)) {  // unit strides: no column matrix (conv_direct.h)
+        DirectConv2D(xv.data(), wv.data(), bv ? bv->data() : nullptr, n, c, m, group, win, yv.data());
+        return Status::Ok();
+      }
+    }
     // Images on the pool's threads at once, each range with its own column scratch; a single image
     // parallelises inside Im2Col and Gemm instead.
     ParallelFor(n, group * mg * osize * kdim, [&](int64_t first, int64_t last) {
