@@ -1,6 +1,7 @@
 #include "exec/kernels/conv_direct.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -152,9 +153,11 @@ __attribute__((target("avx2,fma"))) void ConvBlocksAvx2(const float* xp, const f
   ConvBlocks<8, kMrAvx2, 2>(xp, wt, bias, p, b0, b1, y);
 }
 
+std::atomic<bool> prefer_avx2{false};
+
 bool HasAvx512() {
   static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
+  return has && !prefer_avx2.load(std::memory_order_relaxed);
 }
 bool HasAvx2Fma() {
   static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -164,6 +167,14 @@ bool HasAvx2Fma() {
 #endif  // MEMOPT_DIRECT_CONV
 
 }  // namespace
+
+void DirectConvPreferAvx2ForTesting(bool prefer) {
+#if MEMOPT_DIRECT_CONV
+  prefer_avx2.store(prefer, std::memory_order_relaxed);
+#else
+  (void)prefer;
+#endif
+}
 
 bool DirectConvApplies(const Window3& w) {
 #if MEMOPT_DIRECT_CONV

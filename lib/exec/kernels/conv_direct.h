@@ -24,4 +24,8 @@ bool DirectConvApplies(const Window3& w);
 void DirectConv2D(const float* x, const float* weights, const float* bias, int64_t images, int64_t channels,
                   int64_t out_channels, int64_t group, const Window3& w, float* y);
 
+/// Tests only: run the AVX2 tiles even where AVX-512 is present (so both are checked on one
+/// machine); false restores the choice by CPU.
+void DirectConvPreferAvx2ForTesting(bool prefer);
+
 }  // namespace memopt::math

@@ -27,15 +27,17 @@ TEST_CASE("DirectConv2D equals the convolution's definition", "[exec][kernels][c
       {2, 3, 4, 1, 1, 40, 1, 5, 0, 2, 0, 2, true},       // 1x5 over a 1-row image (the 1-D case)
       {1, 1, 1, 1, 4, 3, 4, 3, 0, 0, 0, 0, false},       // the window is the whole image
   };
+  const bool prefer_avx2 = GENERATE(false, true);  // the AVX2 tiles too where AVX-512 is present
+  DirectConvPreferAvx2ForTesting(prefer_avx2);
   for (const DirectCase& t : cases) {
-    INFO("images " << t.images << " channels " << t.channels << " -> " << t.out_channels << " group " << t.group
+    INFO("AVX2 preferred " << prefer_avx2 << ", images " << t.images << " channels " << t.channels << " -> " << t.out_channels << " group " << t.group
                    << " image " << t.in_h << "x" << t.in_w << " window " << t.kh << "x" << t.kw);
     const int64_t out_h = t.in_h + t.pt + t.pb - t.kh + 1, out_w = t.in_w + t.pl + t.pr - t.kw + 1;
     const int64_t cg = t.channels / t.group, mg = t.out_channels / t.group;
     const Window3 w = MakeWindow3({t.in_h, t.in_w}, {out_h, out_w}, {t.kh, t.kw}, {1, 1}, {1, 1}, {t.pt, t.pl});
     REQUIRE(DirectConvApplies(w) == (__builtin_cpu_supports("avx512f") ||
                                      (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))));
-    if (!DirectConvApplies(w)) return;  // this CPU keeps im2col + BLAS; nothing to compare
+    if (!DirectConvApplies(w)) break;  // this CPU keeps im2col + BLAS; nothing to compare
     std::vector<float> x(static_cast<size_t>(t.images * t.channels * t.in_h * t.in_w));
     std::vector<float> wt(static_cast<size_t>(t.out_channels * cg * t.kh * t.kw));
     std::vector<float> b(static_cast<size_t>(t.out_channels));
@@ -72,6 +74,7 @@ TEST_CASE("DirectConv2D equals the convolution's definition", "[exec][kernels][c
       }
     }
   }
+  DirectConvPreferAvx2ForTesting(false);
 }
 
 }  // namespace
