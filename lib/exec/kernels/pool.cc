@@ -134,36 +134,72 @@ void MaxAlongRow(const C* row, int64_t stride, int64_t shift, int64_t lo, int64_
   for (int64_t ow = lo; ow < hi; ++ow) best[ow] = MaxNanWins(best[ow], row[ow * s + shift]);
 }
 
-/// One row of windows of width KW, stride SW and unit dilation along the row, without Indices:
-/// y[ow] for ow in [0, n) is the maximum (NaN wins) over the image rows `rows` (the window's
-/// in-image rows, in tap order) at columns ow * SW - pad + kw. Outputs in [lo, hi) have every tap
-/// inside the row and run as fixed-width loops that vectorise; the rest check each tap, and get
-/// `empty` when none is inside.
-template <int64_t KW, int64_t SW, typename C>
-void MaxRowOfWindows(const C* const* rows, int64_t nrows, int64_t in_w, int64_t pad, int64_t lo, int64_t hi,
-                     int64_t n, C start, C empty, C* __restrict y) {
-  std::fill(y + lo, y + hi, start);
+/// Whether tap value v displaces the running maximum m in a scan in tap order: larger, or the
+/// first NaN. Ties keep the earlier tap, as Indices require.
+template <typename C>
+inline bool Displaces(C v, C m) {
+  if constexpr (std::is_floating_point_v<C>) {
+    return !(v <= m) & (m == m);  // v > m, or v NaN while m is not
+  } else {
+    return v > m;
+  }
+}
+
+/// One row of windows of width KW, stride SW and unit dilation along the row: y[ow] for ow in
+/// [0, n) is the maximum (NaN wins) over the window's in-image rows, at plane offsets
+/// row_off[0..nrows) in tap order, of columns ow * SW - pad + kw; with `at` (kIndices), at[ow] is
+/// the plane offset of the first tap that holds it. Outputs in [lo, hi) have every tap inside the
+/// row and run as fixed-width loops that vectorise; the rest check each tap, and get `empty` (and
+/// -1) when none is inside.
+template <int64_t KW, int64_t SW, bool kIndices, typename C>
+void MaxRowOfWindows(const C* plane, const int64_t* row_off, int64_t nrows, int64_t in_w, int64_t pad, int64_t lo,
+                     int64_t hi, int64_t n, C start, C empty, C* __restrict y, int32_t* __restrict at) {
   for (int64_t r = 0; r < nrows; ++r) {
-    const C* __restrict s = rows[r] + lo * SW - pad;  // the first tap of output lo
+    const int64_t first = row_off[r] + lo * SW - pad;  // the first tap of output lo
+    const C* __restrict s = plane + first;
     C* __restrict yr = y + lo;
-    for (int64_t i = 0; i < hi - lo; ++i) {
-      C m = yr[i];
-      for (int64_t kw = 0; kw < KW; ++kw) m = MaxNanWins(m, s[i * SW + kw]);
-      yr[i] = m;
+    if constexpr (kIndices) {
+      int32_t* __restrict ar = at + lo;
+      const auto f = static_cast<int32_t>(first);
+      if (r == 0) {  // the row's first tap starts the scan
+        for (int32_t i = 0; i < static_cast<int32_t>(hi - lo); ++i) {
+          yr[i] = s[i * SW];
+          ar[i] = f + i * static_cast<int32_t>(SW);
+        }
+      }
+      for (int32_t kw = r == 0 ? 1 : 0; kw < static_cast<int32_t>(KW); ++kw) {
+        for (int32_t i = 0; i < static_cast<int32_t>(hi - lo); ++i) {
+          const C v = s[i * SW + kw], m = yr[i];
+          const bool take = Displaces(v, m);
+          yr[i] = take ? v : m;
+          ar[i] = take ? f + i * static_cast<int32_t>(SW) + kw : ar[i];
+        }
+      }
+    } else {
+      if (r == 0) std::fill(yr, yr + (hi - lo), start);
+      for (int64_t i = 0; i < hi - lo; ++i) {
+        C m = yr[i];
+        for (int64_t kw = 0; kw < KW; ++kw) m = MaxNanWins(m, s[i * SW + kw]);
+        yr[i] = m;
+      }
     }
   }
   const auto edge = [&](int64_t ow) {
-    C m = start;
-    bool any = false;
+    C m = empty;
+    int32_t b = -1;
     for (int64_t r = 0; r < nrows; ++r) {
       for (int64_t kw = 0; kw < KW; ++kw) {
         const int64_t iw = ow * SW - pad + kw;
         if (iw < 0 || iw >= in_w) continue;
-        m = MaxNanWins(m, rows[r][iw]);
-        any = true;
+        const C v = plane[row_off[r] + iw];
+        if (b < 0 || Displaces(v, m)) {
+          m = v;
+          b = static_cast<int32_t>(row_off[r] + iw);
+        }
       }
     }
-    y[ow] = any ? m : empty;
+    y[ow] = m;
+    if constexpr (kIndices) at[ow] = b;
   };
   for (int64_t ow = 0; ow < lo; ++ow) edge(ow);
   for (int64_t ow = hi; ow < n; ++ow) edge(ow);
@@ -212,6 +248,11 @@ Status MaxPool(KernelContext& ctx) {
     // reverse order then mark where each maximum is, so the first tap that holds it (or the
     // first NaN) wins as in a tap-by-tap scan. Positions in the plane are kept as I (32 bits when
     // the plane allows).
+    // storage_order = 1: the position within the plane counted column-major.
+    const auto ColumnMajor = [&](int64_t b) {
+      const int64_t bw = b % p.in[2], bh = (b / p.in[2]) % p.in[1], bd = b / (p.in[2] * p.in[1]);
+      return bd + bh * p.in[0] + bw * p.in[0] * p.in[1];
+    };
     auto run = [&]<typename I>(I) {
       ParallelFor(p.planes, osize * p.kernel[0] * p.kernel[1] * p.kernel[2], [&](int64_t begin, int64_t end) {
         std::vector<C> best_v(static_cast<size_t>(ow_n));
@@ -219,16 +260,26 @@ Status MaxPool(KernelContext& ctx) {
         std::vector<C> column_max(static_cast<size_t>(p.in[2]));
         C* bv = best_v.data();
         C* cm = column_max.data();
-        std::vector<const C*> window_rows(static_cast<size_t>(p.kernel[0] * p.kernel[1]));
-        // The common windows (width 2 or 3, stride 1 or 2, undilated) of a type computed as itself,
-        // without Indices, go through a fixed-width row kernel straight into Y.
-        using RowKernel = void (*)(const C* const*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, C, C, C*);
+        std::vector<int64_t> window_rows(static_cast<size_t>(p.kernel[0] * p.kernel[1]));
+        std::vector<int32_t> window_at(static_cast<size_t>(ow_n));
+        // The common windows (width 2 or 3, stride 1 or 2, undilated) of a type computed as itself
+        // go through a fixed-width row kernel straight into Y (and, for Indices, plane offsets).
+        using RowKernel = void (*)(const C*, const int64_t*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, C, C,
+                                   C*, int32_t*);
         RowKernel row_kernel = nullptr;
         if constexpr (std::is_same_v<T, C>) {
-          if (indices == nullptr && p.dilation[2] == 1) {
-            if (p.kernel[2] == 2 && sw == 2) row_kernel = MaxRowOfWindows<2, 2, C>;
-            if (p.kernel[2] == 3 && sw == 2) row_kernel = MaxRowOfWindows<3, 2, C>;
-            if (p.kernel[2] == 3 && sw == 1) row_kernel = MaxRowOfWindows<3, 1, C>;
+          const auto pick = [&]<bool kIndices>(std::bool_constant<kIndices>) -> RowKernel {
+            if (p.kernel[2] == 2 && sw == 2) return MaxRowOfWindows<2, 2, kIndices, C>;
+            if (p.kernel[2] == 3 && sw == 2) return MaxRowOfWindows<3, 2, kIndices, C>;
+            if (p.kernel[2] == 3 && sw == 1) return MaxRowOfWindows<3, 1, kIndices, C>;
+            return nullptr;
+          };
+          if (p.dilation[2] == 1) {
+            if (indices == nullptr) {
+              row_kernel = pick(std::false_type{});
+            } else if (std::is_same_v<I, int32_t>) {
+              row_kernel = pick(std::true_type{});
+            }
           }
         }
         for (int64_t plane = begin; plane < end; ++plane) {
@@ -250,10 +301,16 @@ Status MaxPool(KernelContext& ctx) {
                 if (row_kernel != nullptr) {
                   int64_t nrows = 0;
                   for (int64_t kd = rd.first; kd < rd.last; ++kd) {
-                    for (int64_t kh = rh.first; kh < rh.last; ++kh) window_rows[static_cast<size_t>(nrows++)] = xs + image_row(kd, kh);
+                    for (int64_t kh = rh.first; kh < rh.last; ++kh) window_rows[static_cast<size_t>(nrows++)] = image_row(kd, kh);
                   }
-                  row_kernel(window_rows.data(), nrows, p.in[2], p.pad_begin[2], inner_lo, inner_hi, ow_n, kStart, kEmpty,
-                             yp + o);
+                  row_kernel(xs, window_rows.data(), nrows, p.in[2], p.pad_begin[2], inner_lo, inner_hi, ow_n, kStart,
+                             kEmpty, yp + o, window_at.data());
+                  if (indices != nullptr) {
+                    for (int64_t ow = 0; ow < ow_n; ++ow) {
+                      const int64_t b = window_at[static_cast<size_t>(ow)];
+                      indices[o + ow] = b < 0 ? -1 : plane * isize + (col_major ? ColumnMajor(b) : b);
+                    }
+                  }
                   continue;
                 }
               }
@@ -316,12 +373,7 @@ Status MaxPool(KernelContext& ctx) {
                   continue;
                 }
                 yp[o + ow] = xs[b];
-                int64_t local = b;
-                if (col_major) {
-                  const int64_t bw = b % p.in[2], bh = (b / p.in[2]) % p.in[1], bd = b / (p.in[2] * p.in[1]);
-                  local = bd + bh * p.in[0] + bw * p.in[0] * p.in[1];
-                }
-                indices[o + ow] = plane * isize + local;
+                indices[o + ow] = plane * isize + (col_major ? ColumnMajor(b) : b);
               }
             }
           }

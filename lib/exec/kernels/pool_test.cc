@@ -67,7 +67,22 @@ std::pair<double, int64_t> ScanWindow(const std::vector<double>& x, const PoolCa
   return {best_at < 0 ? double(std::numeric_limits<float>::lowest()) : best, best_at};
 }
 
-void CheckMaxPool(const PoolCase& c, bool with_indices) {
+/// A row-major position within a plane of dims `in` counted column-major (storage_order = 1).
+int64_t ColumnMajor(int64_t flat, const std::vector<int64_t>& in) {
+  int64_t local = 0, stride = 1;
+  std::vector<int64_t> pos(in.size());
+  for (size_t i = in.size(); i-- > 0;) {
+    pos[i] = flat % in[i];
+    flat /= in[i];
+  }
+  for (size_t i = 0; i < in.size(); ++i) {
+    local += pos[i] * stride;
+    stride *= in[i];
+  }
+  return local;
+}
+
+void CheckMaxPool(const PoolCase& c, bool with_indices, bool col_major) {
   const int64_t n = 2, ch = 3;
   std::vector<int64_t> x_shape = {n, ch};
   x_shape.insert(x_shape.end(), c.in.begin(), c.in.end());
@@ -87,7 +102,8 @@ void CheckMaxPool(const PoolCase& c, bool with_indices) {
   pads.insert(pads.end(), c.pad_end.begin(), c.pad_end.end());
   const std::string attrs = "kernel_shape: ints = " + Ints(c.kernel) + ", strides: ints = " + Ints(c.stride) +
                             ", dilations: ints = " + Ints(c.dilation) + ", pads: ints = " + Ints(pads) +
-                            ", ceil_mode: int = " + (c.ceil_mode ? "1" : "0");
+                            ", ceil_mode: int = " + (c.ceil_mode ? "1" : "0") +
+                            ", storage_order: int = " + (col_major ? "1" : "0");
   const std::string outs = with_indices ? "y, i" : "y";
   const std::string text = "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float" + Ints(x_shape) + " x) => (float" +
                            Ints(y_shape) + " y" + (with_indices ? ", int64" + Ints(y_shape) + " i" : std::string()) +
@@ -112,7 +128,12 @@ void CheckMaxPool(const PoolCase& c, bool with_indices) {
     } else {
       CHECK(got == want);
     }
-    if (with_indices) CHECK(result.at("i").GetAsDouble(o) == static_cast<double>(want_at));
+    if (with_indices) {
+      const int64_t plane_size = x.size() / static_cast<size_t>(n * ch);
+      const int64_t want_index =
+          want_at < 0 || !col_major ? want_at : plane * plane_size + ColumnMajor(want_at % plane_size, c.in);
+      CHECK(result.at("i").GetAsDouble(o) == static_cast<double>(want_index));
+    }
   }
 }
 
@@ -132,10 +153,10 @@ TEST_CASE("MaxPool equals a tap-by-tap scan of each window", "[exec][kernels][ma
       {{5, 4, 7}, {3, 2, 3}, {1, 2, 2}, {1, 1, 1}, {1, 0, 1}, {1, 1, 1}},  // 3-D <3, 2>, pads
   };
   for (const PoolCase& c : cases) {
-    for (bool with_indices : {false, true}) {
-      INFO("in " << Ints(c.in) << " kernel " << Ints(c.kernel) << " stride " << Ints(c.stride) << " Indices "
-                 << with_indices);
-      CheckMaxPool(c, with_indices);
+    for (int variant = 0; variant < 3; ++variant) {  // no Indices, Indices row-major, column-major
+      INFO("in " << Ints(c.in) << " kernel " << Ints(c.kernel) << " stride " << Ints(c.stride) << " variant "
+                 << variant);
+      CheckMaxPool(c, variant > 0, variant == 2);
     }
   }
 }
