@@ -115,15 +115,20 @@ void WalkRows(const ReduceLayout& l, int64_t g0_begin, int64_t g0_end, int64_t i
   }
 }
 
+/// Partial outputs a reduction over outer and inner groups is split into (a constant, so the
+/// order of the float sums does not depend on the thread count).
+constexpr int64_t kReduceChunks = 8;
+
 /// acc[o] = combine(acc[o], map(x, o)) over all input elements x that reduce into output o.
-/// Runs on both threads when the outer group or the innermost group is kept (disjoint outputs).
+/// Runs on the pool's threads when the outer group or the innermost group is kept (disjoint
+/// outputs), or in fixed chunks with partial outputs when a kept group lies between reduced ones.
 template <typename T, typename A, typename Map, typename Combine>
 void Accumulate(const T* x, const ReduceLayout& l, std::vector<A>& acc, Map map, Combine combine) {
   const int64_t g = static_cast<int64_t>(l.sizes.size());
   const int64_t inner = l.sizes[g - 1];
   const bool inner_reduced = l.reduced[g - 1];
-  A* a = acc.data();
-  auto row = [&](int64_t in_off, int64_t out_off, int64_t n) {
+  // Folds one row of the innermost group into the accumulators a.
+  const auto fold = [&](A* a, int64_t in_off, int64_t out_off, int64_t n) {
     const T* px = x + in_off;
     if (inner_reduced) {
       // Four independent partial results break the dependency chain (the combine is
@@ -148,12 +153,29 @@ void Accumulate(const T* x, const ReduceLayout& l, std::vector<A>& acc, Map map,
       for (int64_t i = 0; i < n; ++i) pa[i] = combine(pa[i], map(Load(px[i]), out_off + i));
     }
   };
+  const auto row = [&](int64_t in_off, int64_t out_off, int64_t n) { fold(acc.data(), in_off, out_off, n); };
   const int64_t total = NumElements(l.sizes);
   if (total == 0) return;
   if (g > 1 && !l.reduced[0]) {
     ParallelFor(l.sizes[0], total / l.sizes[0], [&](int64_t b, int64_t e) { WalkRows(l, b, e, 0, inner, row); });
   } else if (!inner_reduced) {
     ParallelFor(inner, total / inner, [&](int64_t b, int64_t e) { WalkRows(l, 0, l.sizes[0], b, e, row); });
+  } else if (g > 2) {
+    // Reduced outer and inner groups around a kept one (BatchNorm's statistics over N, H, W):
+    // fixed chunks of the outer group fold into partial outputs of their own on the pool's
+    // threads, then combine in chunk order, so the bits do not depend on the thread count.
+    const int64_t chunks = std::min<int64_t>(l.sizes[0], kReduceChunks);
+    std::vector<std::vector<A>> part(static_cast<size_t>(chunks), acc);
+    ParallelFor(chunks, total / chunks, [&](int64_t b, int64_t e) {
+      for (int64_t k = b; k < e; ++k) {
+        A* pa = part[static_cast<size_t>(k)].data();
+        WalkRows(l, k * l.sizes[0] / chunks, (k + 1) * l.sizes[0] / chunks, 0, inner,
+                 [&](int64_t in_off, int64_t out_off, int64_t n) { fold(pa, in_off, out_off, n); });
+      }
+    });
+    for (const std::vector<A>& pa : part) {
+      for (size_t o = 0; o < acc.size(); ++o) acc[o] = combine(acc[o], pa[o]);
+    }
   } else {
     WalkRows(l, 0, l.sizes[0], 0, inner, row);
   }

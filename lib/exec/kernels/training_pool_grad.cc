@@ -114,17 +114,30 @@ Status MaxPoolGradKernel(KernelContext& ctx) {
   MEMOPT_ASSIGN_OR_RETURN(std::vector<int64_t> shape, PoolInputShape(ctx, dy, g));
   const int64_t total = NumElements(shape);
   const std::vector<int64_t> idx = ReadIndices(indices);
-  for (int64_t j : idx) {
+  // MaxPool's indices point into the (image, channel) plane of their own output element; then
+  // the planes scatter on the pool's threads.
+  const int64_t planes = dy.dim(0) * dy.dim(1);
+  const int64_t in_plane = planes > 0 ? total / planes : 0, out_plane = planes > 0 ? dy.numel() / planes : 0;
+  bool within_planes = planes > 0 && in_plane * planes == total;
+  for (size_t i = 0; i < idx.size(); ++i) {
+    const int64_t j = idx[i];
     if (j < 0 || j >= total) {
       return ctx.Error("index " + std::to_string(j) + " is outside X " + ShapeToString(shape) +
                        " (give the graph a static X shape when the pooling windows do not tile X exactly)");
     }
+    within_planes = within_planes && j / in_plane == static_cast<int64_t>(i) / out_plane;
   }
   ctx.outputs[0] = Tensor(dy.dtype(), shape);
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
     FloatIn<C> gy(dy);
     FloatOut<C> dx(ctx.outputs[0]);
-    for (size_t i = 0; i < idx.size(); ++i) dx[idx[i]] += gy[static_cast<int64_t>(i)];
+    if (!within_planes) {
+      for (size_t i = 0; i < idx.size(); ++i) dx[idx[i]] += gy[static_cast<int64_t>(i)];
+      return Status::Ok();
+    }
+    ParallelFor(planes, out_plane, [&](int64_t first, int64_t last) {
+      for (int64_t i = first * out_plane; i < last * out_plane; ++i) dx[idx[static_cast<size_t>(i)]] += gy[i];
+    });
     return Status::Ok();
   });
 }
