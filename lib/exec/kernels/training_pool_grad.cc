@@ -115,17 +115,26 @@ Status MaxPoolGradKernel(KernelContext& ctx) {
   const int64_t total = NumElements(shape);
   const std::vector<int64_t> idx = ReadIndices(indices);
   // MaxPool's indices point into the (image, channel) plane of their own output element; then
-  // the planes scatter on the pool's threads.
+  // the planes scatter on the pool's threads. Checked plane by plane, with the range check.
   const int64_t planes = dy.dim(0) * dy.dim(1);
   const int64_t in_plane = planes > 0 ? total / planes : 0, out_plane = planes > 0 ? dy.numel() / planes : 0;
-  bool within_planes = planes > 0 && in_plane * planes == total;
-  for (size_t i = 0; i < idx.size(); ++i) {
-    const int64_t j = idx[i];
-    if (j < 0 || j >= total) {
-      return ctx.Error("index " + std::to_string(j) + " is outside X " + ShapeToString(shape) +
-                       " (give the graph a static X shape when the pooling windows do not tile X exactly)");
+  bool within_planes = planes > 0 && in_plane * planes == total && out_plane * planes == dy.numel();
+  for (int64_t p = 0; within_planes && p < planes; ++p) {
+    const int64_t lo = p * in_plane, hi = lo + in_plane;
+    bool inside = true;
+    for (int64_t i = p * out_plane; i < (p + 1) * out_plane; ++i) {
+      const int64_t j = idx[static_cast<size_t>(i)];
+      inside &= (j >= lo) & (j < hi);
     }
-    within_planes = within_planes && j / in_plane == static_cast<int64_t>(i) / out_plane;
+    within_planes = inside;
+  }
+  if (!within_planes) {
+    for (int64_t j : idx) {
+      if (j < 0 || j >= total) {
+        return ctx.Error("index " + std::to_string(j) + " is outside X " + ShapeToString(shape) +
+                         " (give the graph a static X shape when the pooling windows do not tile X exactly)");
+      }
+    }
   }
   ctx.outputs[0] = Tensor(dy.dtype(), shape);
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
