@@ -186,9 +186,15 @@ void StridedCopyTyped(const U* src, U* dst, const CopyPlan& p, int64_t src_off, 
     outer.ds.assign(p.ds.begin(), p.ds.end() - 1);
     const int64_t rows = p.dims[r - 2], row_dst = p.ds[r - 2];
     constexpr int64_t kTile = 32;
-    ForEachRow(outer, src_off, dst_off, true, [&](int64_t so, int64_t dof) {
-      for (int64_t i0 = 0; i0 < rows; i0 += kTile) {
-        const int64_t i1 = std::min(rows, i0 + kTile);
+    // The threads take bands of kTile rows of every outer matrix, so a single matrix (a weight's
+    // transpose) splits too.
+    std::vector<std::pair<int64_t, int64_t>> starts;  // (src, dst) offset of each outer matrix
+    ForEachRow(outer, src_off, dst_off, false, [&](int64_t so, int64_t dof) { starts.emplace_back(so, dof); });
+    const int64_t bands = (rows + kTile - 1) / kTile;
+    ParallelFor(static_cast<int64_t>(starts.size()) * bands, kTile * inner, [&](int64_t first, int64_t last) {
+      for (int64_t u = first; u < last; ++u) {
+        const auto [so, dof] = starts[static_cast<size_t>(u / bands)];
+        const int64_t i0 = (u % bands) * kTile, i1 = std::min(rows, i0 + kTile);
         for (int64_t j0 = 0; j0 < inner; j0 += kTile) {
           const int64_t j1 = std::min(inner, j0 + kTile);
           for (int64_t i = i0; i < i1; ++i) {

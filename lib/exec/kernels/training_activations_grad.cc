@@ -91,11 +91,18 @@ Status BinaryGrad(KernelContext& ctx, const char* second_name, int bias_index, F
   });
 }
 
-/// Rows of `n` elements sharing one bias row of `row` elements (row == n without a bias), split
-/// over the threads: fn(row_begin_element, count).
+/// The `n` elements split over the threads as fn(first_element, count): rows of `row` elements,
+/// each starting a bias row, when there is a bias (row > 0); chunks of a few pages otherwise.
 template <typename Fn>
 void ForBiasRows(int64_t n, int64_t row, Fn&& fn) {
-  if (row <= 0 || n % row != 0) row = n;
+  constexpr int64_t kChunk = 4096;
+  if (row <= 0) {
+    ParallelFor((n + kChunk - 1) / kChunk, kChunk * 20, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) fn(r * kChunk, std::min(kChunk, n - r * kChunk));
+    });
+    return;
+  }
+  if (n % row != 0) row = n;
   ParallelFor(n / row, row * 20, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) fn(r * row, row);
   });
@@ -115,7 +122,7 @@ Status GeluForward(KernelContext& ctx, int bias_index) {
   FloatOut<float> out(ctx.outputs[0]);
   std::optional<FloatIn<float>> b;
   if (has_bias) b.emplace(ctx.input(bias_index));
-  const int64_t row = has_bias ? ctx.input(bias_index).numel() : x.numel();
+  const int64_t row = has_bias ? ctx.input(bias_index).numel() : 0;
   ForBiasRows(x.numel(), row, [&](int64_t at, int64_t count) {
     math::GeluArray(in.data() + at, has_bias ? b->data() : nullptr, out.data() + at, count);
   });
@@ -138,7 +145,7 @@ Status GeluBackward(KernelContext& ctx, int bias_index) {
   FloatOut<float> out(ctx.outputs[0]);
   std::optional<FloatIn<float>> b;
   if (bias_index >= 0) b.emplace(ctx.input(bias_index));
-  const int64_t row = bias_index >= 0 ? ctx.input(bias_index).numel() : dy.numel();
+  const int64_t row = bias_index >= 0 ? ctx.input(bias_index).numel() : 0;
   ForBiasRows(dy.numel(), row, [&](int64_t at, int64_t count) {
     math::GeluGradArray(g.data() + at, x.data() + at, bias_index >= 0 ? b->data() : nullptr, out.data() + at, count);
   });

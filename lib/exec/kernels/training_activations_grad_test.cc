@@ -7,6 +7,7 @@
 
 #include "util/half.h"
 #include "exec/kernels/training_test_expected.h"
+#include "exec/kernels/kernel_util.h"
 #include "exec/kernels/training_test_util.h"
 
 namespace memopt::testing {
@@ -98,6 +99,22 @@ TEST_CASE("BiasGeluGrad_dX and BiasFastGeluGrad_dX differentiate at X + B", "[tr
   // float32 path.
   CheckClose(Grad("BiasGeluGrad_dX", ex::kActDy, ex::kActX, shape, DataType::kFloat, ex::kActBias),
              ElementwiseFd("Gelu", xb, ex::kActDy), 1e-5, 1e-6);
+}
+
+TEST_CASE("Gelu and GeluGrad in float split over threads in chunks, a short one last", "[training][kernels]") {
+  // 10000 elements: two 4096-element chunks and a short third, on two threads; each element must
+  // equal the float64 kernels' value, wherever its chunk starts.
+  const int before = memopt::NumThreads();
+  memopt::SetNumThreads(2);
+  const int64_t n = 10000;
+  std::vector<double> x(static_cast<size_t>(n)), dy(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    x[static_cast<size_t>(i)] = -4.0 + 8.0 * static_cast<double>(i) / static_cast<double>(n);
+    dy[static_cast<size_t>(i)] = 1.0 + static_cast<double>(i % 7) * 0.25;
+  }
+  CheckClose(Forward("Gelu", x, {n}, DataType::kFloat), Forward("Gelu", x, {n}), 1e-5, 1e-6);
+  CheckClose(Grad("GeluGrad", dy, x, {n}, DataType::kFloat), Grad("GeluGrad", dy, x, {n}), 1e-5, 1e-6);
+  memopt::SetNumThreads(before);
 }
 
 TEST_CASE("Relu, Sigmoid, Tanh and LeakyRelu gradients", "[training][kernels]") {
