@@ -30,13 +30,16 @@ TEST_CASE("DirectConv2D equals the convolution's definition", "[exec][kernels][c
   const bool prefer_avx2 = GENERATE(false, true);  // the AVX2 tiles too where AVX-512 is present
   DirectConvPreferAvx2ForTesting(prefer_avx2);
   for (const DirectCase& t : cases) {
-    INFO("AVX2 preferred " << prefer_avx2 << ", images " << t.images << " channels " << t.channels << " -> " << t.out_channels << " group " << t.group
-                   << " image " << t.in_h << "x" << t.in_w << " window " << t.kh << "x" << t.kw);
+    INFO("AVX2 preferred " << prefer_avx2 << ", images " << t.images << " channels " << t.channels << " -> "
+                           << t.out_channels << " group " << t.group << " image " << t.in_h << "x" << t.in_w
+                           << " window " << t.kh << "x" << t.kw);
     const int64_t out_h = t.in_h + t.pt + t.pb - t.kh + 1, out_w = t.in_w + t.pl + t.pr - t.kw + 1;
     const int64_t cg = t.channels / t.group, mg = t.out_channels / t.group;
     const Window3 w = MakeWindow3({t.in_h, t.in_w}, {out_h, out_w}, {t.kh, t.kw}, {1, 1}, {1, 1}, {t.pt, t.pl});
+#if defined(__x86_64__)
     REQUIRE(DirectConvApplies(w) == (__builtin_cpu_supports("avx512f") ||
                                      (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))));
+#endif
     if (!DirectConvApplies(w)) break;  // this CPU keeps im2col + BLAS; nothing to compare
     std::vector<float> x(static_cast<size_t>(t.images * t.channels * t.in_h * t.in_w));
     std::vector<float> wt(static_cast<size_t>(t.out_channels * cg * t.kh * t.kw));

@@ -11,6 +11,9 @@
 
 #include <cblas.h>
 
+// OpenBLAS's (pthreads build) shutdown of its worker threads; weak, so other BLAS builds link.
+extern "C" int blas_thread_shutdown_(void) __attribute__((weak));
+
 namespace memopt {
 
 Status UnsupportedType(DataType t, const std::string& what) {
@@ -235,6 +238,11 @@ Pool& GetPool() {
     g_pool.reset();
     g_pool = std::make_unique<Pool>(n);
     openblas_set_num_threads(1);
+    // The threads OpenBLAS started when it loaded keep spinning for a while (about 0.1 s, each on
+    // a core) before they sleep; lowering the count does not stop them, so a short run's first
+    // steps shared the cores with them. Shut them down (OpenBLAS restarts them if a call ever
+    // needs more than one thread again).
+    if (blas_thread_shutdown_ != nullptr) blas_thread_shutdown_();
   }
   return *g_pool;
 }

@@ -301,7 +301,9 @@ Status MaxPool(KernelContext& ctx) {
                 if (row_kernel != nullptr) {
                   int64_t nrows = 0;
                   for (int64_t kd = rd.first; kd < rd.last; ++kd) {
-                    for (int64_t kh = rh.first; kh < rh.last; ++kh) window_rows[static_cast<size_t>(nrows++)] = image_row(kd, kh);
+                    for (int64_t kh = rh.first; kh < rh.last; ++kh) {
+                      window_rows[static_cast<size_t>(nrows++)] = image_row(kd, kh);
+                    }
                   }
                   row_kernel(xs, window_rows.data(), nrows, p.in[2], p.pad_begin[2], inner_lo, inner_hi, ow_n, kStart,
                              kEmpty, yp + o, window_at.data());
