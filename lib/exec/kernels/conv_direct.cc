@@ -19,6 +19,8 @@
 namespace memopt::math {
 namespace {
 
+#if MEMOPT_DIRECT_CONV
+
 /// One group's geometry: channels in (cg) and out (mg), window, begin pads, image and output
 /// sizes, and the zero-bordered plane each input channel is copied into.
 struct Plan {
@@ -69,8 +71,6 @@ std::vector<float> PackWeights(const float* weights, const Plan& p, int64_t grou
   return wt;
 }
 
-#if MEMOPT_DIRECT_CONV
-
 /// V floats as one vector (the attribute is spelled per width: on a dependent alias GCC drops it).
 template <int V>
 struct VecOf;
@@ -83,12 +83,12 @@ struct VecOf<8> {
   typedef float type __attribute__((vector_size(32)));
 };
 
-/// MR output channels by NR output vectors (positions pos[0..npos) in row-major (row, segment)
-/// order; the rest repeat the last) accumulated over k = (c, kh, kw), then stored to y: the
-/// block's first channel, [mr_valid, out_h, out_w].
+/// MR output channels by NR output vectors (positions first .. first + npos - 1 in row-major
+/// (row, segment) order; the rest repeat the last) accumulated over k = (c, kh, kw), then stored
+/// to y: the block's first channel, [mr_valid, out_h, out_w].
 template <int V, int MR, int NR>
 [[gnu::always_inline]] inline void ConvTile(const float* xp, const float* wt, const float* bias, const Plan& p,
-                                            const int64_t* pos, int64_t npos, int64_t mr_valid, float* y) {
+                                            int64_t first, int64_t npos, int64_t mr_valid, float* y) {
   using Vec = typename VecOf<V>::type;
   Vec acc[MR][NR];
   for (int i = 0; i < MR; ++i) {
@@ -96,7 +96,7 @@ template <int V, int MR, int NR>
     for (int j = 0; j < NR; ++j) acc[i][j] = Vec{} + b0;
   }
   int64_t off[NR];
-  for (int j = 0; j < NR; ++j) off[j] = p.in_off[static_cast<size_t>(pos[j < npos ? j : npos - 1])];
+  for (int j = 0; j < NR; ++j) off[j] = p.in_off[static_cast<size_t>(first + (j < npos ? j : npos - 1))];
   const int64_t* tap = p.tap.data();
   for (int64_t k = 0; k < p.K(); ++k) {
     const float* at = xp + tap[k];
@@ -110,7 +110,7 @@ template <int V, int MR, int NR>
   }
   const int64_t plane = p.out_h * p.out_w;
   for (int j = 0; j < npos; ++j) {
-    const auto at = static_cast<size_t>(pos[j]);
+    const auto at = static_cast<size_t>(first + j);
     float* d = y + p.out_off[at];
     if (p.lanes[at] == V) {  // a whole vector: one store
       for (int64_t i = 0; i < mr_valid; ++i) std::memcpy(d + i * plane, &acc[i][j], sizeof(Vec));
@@ -131,11 +131,8 @@ template <int V, int MR, int NR>
   for (int64_t b = b0; b < b1; ++b) {
     const int64_t mr_valid = std::min<int64_t>(MR, p.mg - b * MR);
     for (int64_t first = 0; first < positions; first += NR) {
-      int64_t pos[NR];
-      const int64_t npos = std::min<int64_t>(NR, positions - first);
-      for (int j = 0; j < NR; ++j) pos[j] = first + j;
-      ConvTile<V, MR, NR>(xp, wt + b * p.K() * MR, bias != nullptr ? bias + b * MR : nullptr, p, pos, npos, mr_valid,
-                          y + b * MR * p.out_h * p.out_w);
+      ConvTile<V, MR, NR>(xp, wt + b * p.K() * MR, bias != nullptr ? bias + b * MR : nullptr, p, first,
+                          std::min<int64_t>(NR, positions - first), mr_valid, y + b * MR * p.out_h * p.out_w);
     }
   }
 }

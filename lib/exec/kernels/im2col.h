@@ -118,8 +118,6 @@ void Im2Col(const C* x, int64_t channels, const Window3& w, C* col) {
           const int64_t row_shift = kh * w.dilation[1] - w.pad[1];
           const int64_t oh0 = std::clamp<int64_t>(-row_shift, 0, w.out[1]);
           const int64_t oh1 = std::clamp<int64_t>(w.in[1] - row_shift, oh0, w.out[1]);
-          // The zeroing below is of a few elements per row: as strided stores, not a memset call
-          // per row (which cost more than the copy itself).
           if (oh0 > 0) std::fill(block, block + oh0 * w.out[2], C(0));
           if (oh1 < w.out[1]) std::fill(block + oh1 * w.out[2], block + w.out[1] * w.out[2], C(0));
           if (oh0 < oh1) {
@@ -132,6 +130,8 @@ void Im2Col(const C* x, int64_t channels, const Window3& w, C* col) {
             if (jlo > 0) std::fill(d, d + jlo, C(0));
             std::copy(sp + jlo, sp + jhi, d + jlo);
             if (jhi < len) std::fill(d + jhi, d + len, C(0));
+            // The few columns per row the shift carried across a row edge: strided stores, not a
+            // memset call per row (which cost more than the copy itself).
             for (int64_t ow = 0; ow < lo; ++ow) {
               for (int64_t r = 0; r < oh1 - oh0; ++r) d[r * w.out[2] + ow] = C(0);
             }

@@ -140,12 +140,10 @@ Status MaxPoolGradKernel(KernelContext& ctx) {
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
     FloatIn<C> gy(dy);
     FloatOut<C> dx(ctx.outputs[0]);
-    if (!within_planes) {
-      for (size_t i = 0; i < idx.size(); ++i) dx[idx[i]] += gy[static_cast<int64_t>(i)];
-      return Status::Ok();
-    }
-    ParallelFor(planes, out_plane, [&](int64_t first, int64_t last) {
-      for (int64_t i = first * out_plane; i < last * out_plane; ++i) dx[idx[static_cast<size_t>(i)]] += gy[i];
+    // Planes in parallel when each scatters into its own; otherwise one range on this thread.
+    const int64_t parts = within_planes ? planes : 1, part = within_planes ? out_plane : dy.numel();
+    ParallelFor(parts, part, [&](int64_t first, int64_t last) {
+      for (int64_t i = first * part; i < last * part; ++i) dx[idx[static_cast<size_t>(i)]] += gy[i];
     });
     return Status::Ok();
   });
