@@ -257,4 +257,35 @@ void DirectConv2D(const float* x, const float* weights, const float* bias, int64
 #endif
 }
 
+std::optional<Window3> DirectConvInputGradWindow(const Window3& w) {
+  if (!DirectConvApplies(w)) return std::nullopt;
+  Window3 t = w;
+  for (size_t i = 1; i < 3; ++i) {
+    t.in[i] = w.out[i];
+    t.out[i] = w.in[i];
+    t.pad[i] = w.kernel[i] - 1 - w.pad[i];
+    if (t.pad[i] < 0) return std::nullopt;
+  }
+  return t;
+}
+
+void DirectConvInputGrad(const float* dy, const float* weights, int64_t images, int64_t channels,
+                         int64_t out_channels, int64_t group, const Window3& w, float* dx) {
+  const std::optional<Window3> t = DirectConvInputGradWindow(w);
+  if (!t) return;
+  // flipped[g * cg + c][m][i][j] = weights[g * mg + m][c][kh - 1 - i][kw - 1 - j]
+  const int64_t cg = channels / group, mg = out_channels / group, taps = w.KernelSize();
+  std::vector<float> flipped(static_cast<size_t>(channels * mg * taps));
+  for (int64_t g = 0; g < group; ++g) {
+    for (int64_t m = 0; m < mg; ++m) {
+      for (int64_t c = 0; c < cg; ++c) {
+        const float* src = weights + ((g * mg + m) * cg + c) * taps;
+        float* dst = flipped.data() + ((g * cg + c) * mg + m) * taps;
+        for (int64_t k = 0; k < taps; ++k) dst[k] = src[taps - 1 - k];
+      }
+    }
+  }
+  DirectConv2D(dy, flipped.data(), nullptr, images, out_channels, channels, group, *t, dx);
+}
+
 }  // namespace memopt::math

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "exec/kernels/im2col.h"
 
@@ -23,6 +24,18 @@ bool DirectConvApplies(const Window3& w);
 /// entries or null, y: [images, out_channels, out...] (every element written).
 void DirectConv2D(const float* x, const float* weights, const float* bias, int64_t images, int64_t channels,
                   int64_t out_channels, int64_t group, const Window3& w, float* y);
+
+/// The window of the input gradient of a forward window `w` as a convolution of dY (stride 1:
+/// dY padded by kernel - 1 - pad, with the weights flipped); nullopt where DirectConvApplies
+/// rejects it or a begin pad exceeds kernel - 1.
+std::optional<Window3> DirectConvInputGradWindow(const Window3& w);
+
+/// dx = the gradient of DirectConv2D's y with respect to x, given dy, for a window `w` for which
+/// DirectConvInputGradWindow has a value: a direct convolution of dy with the weights flipped in
+/// space and swapped between input and output channels within each group. Every element of dx
+/// [images, channels, in...] is written.
+void DirectConvInputGrad(const float* dy, const float* weights, int64_t images, int64_t channels,
+                         int64_t out_channels, int64_t group, const Window3& w, float* dx);
 
 /// Tests only: run the AVX2 tiles even where AVX-512 is present (so both are checked on one
 /// machine); false restores the choice by CPU.

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "exec/kernels/block_sum.h"
+#include "exec/kernels/conv_direct.h"
 #include "exec/kernels/im2col.h"
 #include "exec/kernels/kernel_util.h"
 #include "exec/kernels/training_util.h"
@@ -267,7 +269,10 @@ Status ConvGradKernel(KernelContext& ctx) {
   ApplyAutoPad(ctx.node->GetString("auto_pad", "NOTSET"), g);
   const math::Window3 win = math::MakeWindow3(g.in, g.out, g.kernel, g.strides, g.dilations, g.pad_begin);
   const bool want_dx = ctx.output_wanted(0), want_dw = ctx.output_wanted(1), want_db = ctx.output_wanted(2);
-  if (want_dx) ctx.outputs[0] = Tensor(x.dtype(), x.shape());
+  // Unit strides: dX is a direct convolution of dY that writes every element (conv_direct.h);
+  // otherwise Col2Im adds into a zeroed dX.
+  const bool dx_direct = x.dtype() == DataType::kFloat && math::DirectConvInputGradWindow(win).has_value();
+  if (want_dx) ctx.outputs[0] = dx_direct ? Tensor::Uninitialized(x.dtype(), x.shape()) : Tensor(x.dtype(), x.shape());
   if (want_dw) ctx.outputs[1] = Tensor(w.dtype(), w.shape());
   if (want_db) ctx.outputs[2] = Tensor(dy.dtype(), {m_out});
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
@@ -277,7 +282,11 @@ Status ConvGradKernel(KernelContext& ctx) {
     const int64_t mg = m_out / group, osize = win.OutSize(), isize = win.InSize();
     const int64_t kdim = c_per_group * win.KernelSize();
     const bool direct = win.ReadsImageAsIs();
-    if (want_dx) {
+    if (want_dx && dx_direct) {
+      if constexpr (std::is_same_v<C, float>) {
+        math::DirectConvInputGrad(gy.data(), wt.data(), n, c_in, m_out, group, win, ctx.outputs[0].data<float>());
+      }
+    } else if (want_dx) {
       // Images in parallel, each range with its own scratch; Col2Im adds into the zeroed dX.
       FloatOut<C> dx(ctx.outputs[0]);
       ParallelFor(n, group * kdim * osize * mg, [&](int64_t first, int64_t last) {
@@ -328,10 +337,7 @@ Status ConvGradKernel(KernelContext& ctx) {
         for (int64_t m = m0; m < m1; ++m) {
           double total = 0;
           for (int64_t b = 0; b < n; ++b) {
-            const C* p = gy.data() + (b * m_out + m) * osize;
-            double s = 0;
-            for (int64_t i = 0; i < osize; ++i) s += static_cast<double>(p[i]);
-            total += s;
+            total += SumOf(gy.data() + (b * m_out + m) * osize, osize);
           }
           db[static_cast<size_t>(m)] = total;
         }
