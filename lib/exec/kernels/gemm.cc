@@ -1,4 +1,5 @@
 // Gemm: Y = alpha * op(A) * op(B) + beta * C, C broadcast to [M, N] (unidirectional).
+#include "exec/kernels/gemm_nt.h"
 #include "exec/kernels/math_util.h"
 
 namespace memopt::math {
@@ -68,6 +69,21 @@ Status Gemm(KernelContext& ctx) {
       InView<C> bv(b);
       OutView<C> yv(y);
       C* yp = yv.data();
+      if constexpr (std::is_same_v<C, float>) {
+        if (!d.trans_a && d.trans_b && GemmNTApplies(d.k)) {  // a Linear layer: no packing (gemm_nt.h)
+          const bool row_bias = beta != 0.0 && cs[0] == 0 && cs[1] == 1;  // C is one row: added per column
+          const bool accumulate = beta != 0.0 && !row_bias;
+          std::optional<InView<C>> cv;
+          if (beta != 0.0) cv.emplace(*c);
+          if (accumulate) {
+            for (int64_t i = 0; i < d.m; ++i)
+              for (int64_t j = 0; j < d.n; ++j) yp[i * d.n + j] = (*cv)[i * cs[0] + j * cs[1]];
+          }
+          GemmNT(d.m, d.n, d.k, static_cast<float>(alpha), av.data(), lda, bv.data(), ldb,
+                 row_bias ? cv->data() : nullptr, static_cast<float>(beta), accumulate, yp, d.n);
+          return Status::Ok();
+        }
+      }
       if (beta != 0.0) {
         InView<C> cv(*c);
         for (int64_t i = 0; i < d.m; ++i)
