@@ -125,9 +125,14 @@ inline void CpuRelax() {
 #endif
 }
 
+/// A region is cut into this many chunks per thread, claimed in turn: a thread that runs slower
+/// (its core shared on the host, or preempted between chunks) takes fewer of them instead of
+/// holding up the region by a whole thread's share.
+constexpr int kChunksPerThread = 4;
+
 class Pool {
  public:
-  explicit Pool(int threads) : chunks_(threads) {
+  explicit Pool(int threads) : chunks_(threads * kChunksPerThread) {
     for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
   }
   ~Pool() {
@@ -220,7 +225,7 @@ class Pool {
   // they claimed one.
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
   int64_t n_ = 0;
-  const int chunks_;  ///< one per thread
+  const int chunks_;  ///< kChunksPerThread per thread
 };
 
 std::mutex g_pool_mu;
