@@ -12,7 +12,8 @@ ResNet-style and an MLP with a loss), scaled up to benchmark sizes. For each mod
 memopt runs `memopt bench --inputs DIR --threads t --format json` (the whole step), ORT
 an InferenceSession (all graph optimisations, intra-op threads t, sequential), PyTorch with
 torch.set_num_threads(t); all on the same input tensors. Each figure is the median over --rounds
-alternating rounds of the median over --iters iterations (after warm-up). The table gives
+rounds of the median over --iters iterations (after warm-up); each round runs every thread count
+and runtime in turn. The table gives
 milliseconds and the ratios memopt / ORT and memopt / PyTorch, and memopt's own speedup from one
 thread to the largest thread count.
 
@@ -219,17 +220,21 @@ def main():
         for kind, model, feeds, inputs_dir in (("forward", forward, arrays, "forward_inputs"),
                                                ("grad", grad_graph, grad_arrays, "grad_inputs")):
             row = {"case": f"{name} {kind}", "ms": {}}
+            # Every round measures every thread count, so a stretch of time in which the host
+            # takes a core from this machine lands on the 1-thread and the 2-thread figures alike
+            # (and on all three runtimes), not on one thread count's rounds.
+            ort_runs = {t: ort_runner(model, feeds, t) for t in threads}
+            torch_run = torch_runner(module, inputs, kind == "grad")
+            samples = {t: {"memopt": [], "ort": [], "torch": []} for t in threads}
+            for _ in range(args.rounds):
+                for t in threads:
+                    torch.set_num_threads(t)
+                    samples[t]["memopt"].append(memopt_ms(args.memopt, model, os.path.join(folder, inputs_dir), t,
+                                                          args.iters, args.warmup))
+                    samples[t]["ort"].append(median_ms(ort_runs[t], args.iters, args.warmup))
+                    samples[t]["torch"].append(median_ms(torch_run, args.iters, args.warmup))
             for t in threads:
-                torch.set_num_threads(t)
-                ort_run = ort_runner(model, feeds, t)
-                torch_run = torch_runner(module, inputs, kind == "grad")
-                samples = {"memopt": [], "ort": [], "torch": []}
-                for _ in range(args.rounds):
-                    samples["memopt"].append(memopt_ms(args.memopt, model, os.path.join(folder, inputs_dir), t,
-                                                       args.iters, args.warmup))
-                    samples["ort"].append(median_ms(ort_run, args.iters, args.warmup))
-                    samples["torch"].append(median_ms(torch_run, args.iters, args.warmup))
-                row["ms"][t] = {k: statistics.median(v) for k, v in samples.items()}
+                row["ms"][t] = {k: statistics.median(v) for k, v in samples[t].items()}
                 print(f"  {row['case']}, {t} thread(s): " +
                       ", ".join(f"{k} {v:.2f} ms" for k, v in row["ms"][t].items()), file=sys.stderr)
             rows.append(row)
