@@ -115,37 +115,44 @@ Status MaxPoolGradKernel(KernelContext& ctx) {
                           ReadGeometry(ctx, static_cast<size_t>(dy.rank() - 2), ctx.node->GetInts("kernel_shape")));
   MEMOPT_ASSIGN_OR_RETURN(std::vector<int64_t> shape, PoolInputShape(ctx, dy, g));
   const int64_t total = NumElements(shape);
-  const std::vector<int64_t> idx = ReadIndices(indices);
+  std::vector<int64_t> converted;  // int32 indices, widened
+  if (indices.dtype() != DataType::kInt64) converted = ReadIndices(indices);
+  const int64_t* idx = converted.empty() ? indices.data<int64_t>() : converted.data();
   // MaxPool's indices point into the (image, channel) plane of their own output element; then
-  // the planes scatter on the pool's threads. Checked plane by plane, with the range check.
+  // the planes are checked, zeroed and scattered on the pool's threads.
   const int64_t planes = dy.dim(0) * dy.dim(1);
   const int64_t in_plane = planes > 0 ? total / planes : 0, out_plane = planes > 0 ? dy.numel() / planes : 0;
   bool within_planes = planes > 0 && in_plane * planes == total && out_plane * planes == dy.numel();
-  for (int64_t p = 0; within_planes && p < planes; ++p) {
-    const int64_t lo = p * in_plane, hi = lo + in_plane;
-    bool inside = true;
-    for (int64_t i = p * out_plane; i < (p + 1) * out_plane; ++i) {
-      const int64_t j = idx[static_cast<size_t>(i)];
-      inside &= (j >= lo) & (j < hi);
-    }
-    within_planes = inside;
+  if (within_planes) {
+    std::vector<char> inside(static_cast<size_t>(planes));
+    ParallelFor(planes, out_plane, [&](int64_t first, int64_t last) {
+      for (int64_t p = first; p < last; ++p) {
+        const int64_t lo = p * in_plane, hi = lo + in_plane;
+        bool in = true;
+        for (int64_t i = p * out_plane; i < (p + 1) * out_plane; ++i) in &= (idx[i] >= lo) & (idx[i] < hi);
+        inside[static_cast<size_t>(p)] = in;
+      }
+    });
+    within_planes = std::all_of(inside.begin(), inside.end(), [](char c) { return c != 0; });
   }
   if (!within_planes) {
-    for (int64_t j : idx) {
-      if (j < 0 || j >= total) {
-        return ctx.Error("index " + std::to_string(j) + " is outside X " + ShapeToString(shape) +
+    for (int64_t i = 0; i < indices.numel(); ++i) {
+      if (idx[i] < 0 || idx[i] >= total) {
+        return ctx.Error("index " + std::to_string(idx[i]) + " is outside X " + ShapeToString(shape) +
                          " (give the graph a static X shape when the pooling windows do not tile X exactly)");
       }
     }
   }
-  ctx.outputs[0] = Tensor(dy.dtype(), shape);
+  ctx.outputs[0] = Tensor::Uninitialized(dy.dtype(), shape);  // every part zeroes its range first
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
     FloatIn<C> gy(dy);
     FloatOut<C> dx(ctx.outputs[0]);
     // Planes in parallel when each scatters into its own; otherwise one range on this thread.
     const int64_t parts = within_planes ? planes : 1, part = within_planes ? out_plane : dy.numel();
-    ParallelFor(parts, part, [&](int64_t first, int64_t last) {
-      for (int64_t i = first * part; i < last * part; ++i) dx[idx[static_cast<size_t>(i)]] += gy[i];
+    const int64_t zeroed = within_planes ? in_plane : total;
+    ParallelFor(parts, part + zeroed, [&](int64_t first, int64_t last) {
+      std::fill(dx.data() + first * zeroed, dx.data() + last * zeroed, C(0));
+      for (int64_t i = first * part; i < last * part; ++i) dx[idx[i]] += gy[i];
     });
     return Status::Ok();
   });
