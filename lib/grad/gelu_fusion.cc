@@ -166,7 +166,6 @@ int FuseGelu(Graph& graph) {
     names.insert(name);
     for (NodeId r : m.removed) removed[r] = 1;
     Node& out = graph.nodes[m.final_node];
-    const ValueId y = out.outputs[0];
     out.name = name;
     out.op_type = "Gelu";
     out.domain = "com.microsoft";

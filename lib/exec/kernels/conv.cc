@@ -58,7 +58,7 @@ Status Conv(KernelContext& ctx) {
     const int64_t isize = win.InSize();
     const bool direct = win.ReadsImageAsIs();
     if constexpr (std::is_same_v<C, float>) {
-      if (!direct && DirectConvApplies(win)) {  // unit strides: no column matrix (conv_direct.h)
+      if (DirectConvApplies(win)) {  // unit strides, more than one tap: no column matrix (conv_direct.h)
         DirectConv2D(xv.data(), wv.data(), bv ? bv->data() : nullptr, n, c, m, group, win, yv.data());
         return Status::Ok();
       }

@@ -127,13 +127,14 @@ void Accumulate(const T* x, const ReduceLayout& l, std::vector<A>& acc, Map map,
   const int64_t g = static_cast<int64_t>(l.sizes.size());
   const int64_t inner = l.sizes[g - 1];
   const bool inner_reduced = l.reduced[g - 1];
-  // Folds one row of the innermost group into the accumulators a.
-  const auto fold = [&](A* a, int64_t in_off, int64_t out_off, int64_t n) {
+  // Folds one row of the innermost group into the accumulators a, whose first entry is output
+  // a_base.
+  const auto fold_at = [&](A* a, int64_t a_base, int64_t in_off, int64_t out_off, int64_t n) {
     const T* px = x + in_off;
     if (inner_reduced) {
       // Four independent partial results break the dependency chain (the combine is
       // associative and commutative; float sums are reordered, as any parallel sum would be).
-      A v0 = a[out_off];
+      A v0 = a[out_off - a_base];
       int64_t i = 0;
       if (n >= 8) {
         A v1 = map(Load(px[1]), out_off), v2 = map(Load(px[2]), out_off), v3 = map(Load(px[3]), out_off);
@@ -147,17 +148,28 @@ void Accumulate(const T* x, const ReduceLayout& l, std::vector<A>& acc, Map map,
         v0 = combine(combine(v0, v1), combine(v2, v3));
       }
       for (; i < n; ++i) v0 = combine(v0, map(Load(px[i]), out_off));
-      a[out_off] = v0;
+      a[out_off - a_base] = v0;
     } else {
-      A* pa = a + out_off;
+      A* pa = a + (out_off - a_base);
       for (int64_t i = 0; i < n; ++i) pa[i] = combine(pa[i], map(Load(px[i]), out_off + i));
     }
   };
+  const auto fold = [&](A* a, int64_t in_off, int64_t out_off, int64_t n) { fold_at(a, 0, in_off, out_off, n); };
   const auto row = [&](int64_t in_off, int64_t out_off, int64_t n) { fold(acc.data(), in_off, out_off, n); };
   const int64_t total = NumElements(l.sizes);
   if (total == 0) return;
   if (g > 1 && !l.reduced[0]) {
     ParallelFor(l.sizes[0], total / l.sizes[0], [&](int64_t b, int64_t e) { WalkRows(l, b, e, 0, inner, row); });
+  } else if (!inner_reduced && g == 2) {
+    // Column sums (a bias gradient): each range of columns folds every row into accumulators of
+    // its own, stored back at the end; ranges sharing a cache line of acc would otherwise write
+    // it in turn on every row.
+    ParallelFor(inner, total / inner, [&](int64_t b, int64_t e) {
+      std::vector<A> local(acc.begin() + b, acc.begin() + e);
+      WalkRows(l, 0, l.sizes[0], b, e,
+               [&](int64_t in_off, int64_t out_off, int64_t n) { fold_at(local.data(), b, in_off, out_off, n); });
+      std::copy(local.begin(), local.end(), acc.begin() + b);
+    });
   } else if (!inner_reduced) {
     ParallelFor(inner, total / inner, [&](int64_t b, int64_t e) { WalkRows(l, 0, l.sizes[0], b, e, row); });
   } else if (g > 2) {

@@ -330,7 +330,9 @@ Tensor TransposeView(const Tensor& src, const std::vector<int64_t>& in_shape, co
     out_shape[i] = in_shape[perm[i]];
     src_strides[i] = in_strides[perm[i]];
   }
-  Tensor out = NewTensor(src.dtype(), out_shape);
+  // The copy writes every element: only strings need their empty values first.
+  Tensor out = src.dtype() == DataType::kString ? NewTensor(src.dtype(), out_shape)
+                                                : Tensor::Uninitialized(src.dtype(), out_shape);
   StridedCopy(src, 0, src_strides, out, 0, Strides(out_shape), out_shape);
   return out;
 }

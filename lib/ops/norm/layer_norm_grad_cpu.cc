@@ -3,8 +3,10 @@
 // InvertibleLayerNormalizationGrad (ort_training_ops.md 3.10-3.12). Rows are the 2-D view at
 // `axis`; per-row and per-column sums accumulate in double, results are computed in the stash type
 // (float, or double when X or the statistics are float64).
+#include <algorithm>
 #include <vector>
 
+#include "exec/kernels/block_sum.h"
 #include "exec/kernels/kernel_util.h"
 #include "exec/kernels/training_util.h"
 #include "ops/norm/layer_norm.h"
@@ -37,7 +39,7 @@ Status LayerNormalizationGradCpu(KernelContext& ctx) {
   const Tensor& scale = ctx.input(2);
   const bool has_bias_grad = kind != GradKind::kSimplified;
 
-  ctx.outputs[0] = Tensor(x.dtype(), x.shape());
+  ctx.outputs[0] = Tensor::Uninitialized(x.dtype(), x.shape());  // every row is written
   if (ctx.output_wanted(1)) ctx.outputs[1] = Tensor(scale.dtype(), scale.shape());
   if (has_bias_grad && ctx.output_wanted(2)) ctx.outputs[2] = Tensor(scale.dtype(), scale.shape());
   const DataType compute = (x.dtype() == DataType::kDouble || ctx.input(inv_index).dtype() == DataType::kDouble)
@@ -72,12 +74,11 @@ Status LayerNormalizationGradCpu(KernelContext& ctx) {
       for (int64_t r = begin; r < end; ++r) {
         const int64_t base = r * v.cols;
         const C inv_r = inv[r];
-        double sum_b = 0, sum_bx = 0;
-        for (int64_t c = 0; c < v.cols; ++c) {
-          const C b = g[base + c] * s[c] * inv_r;
-          sum_b += b;
-          sum_bx += static_cast<double>(b) * static_cast<double>(xhat_at(r, c));
-        }
+        // Block sums (exec/kernels/block_sum.h): independent partials instead of one dependent
+        // double chain per sum.
+        const double sum_b = BlockSum<C>(v.cols, [&](int64_t c) { return g[base + c] * s[c] * inv_r; });
+        const double sum_bx =
+            BlockSum<C>(v.cols, [&](int64_t c) { return g[base + c] * s[c] * inv_r * xhat_at(r, c); });
         const C mean_b = kind == GradKind::kSimplified ? C(0) : static_cast<C>(sum_b / static_cast<double>(v.cols));
         const C mean_bx = static_cast<C>(sum_bx / static_cast<double>(v.cols));
         for (int64_t c = 0; c < v.cols; ++c) {
@@ -85,16 +86,20 @@ Status LayerNormalizationGradCpu(KernelContext& ctx) {
         }
       }
     });
-    // dScale / dBias: column blocks in parallel, rows in order.
+    // dScale / dBias: column blocks in parallel, rows in order, each block summing into its own
+    // accumulators (blocks that shared a cache line of the results wrote it in turn every row).
     std::vector<double> dscale(static_cast<size_t>(v.cols), 0.0), dbias(static_cast<size_t>(v.cols), 0.0);
     ParallelFor(v.cols, 4 * v.rows, [&](int64_t begin, int64_t end) {
+      std::vector<double> ds(static_cast<size_t>(end - begin), 0.0), db(ds.size(), 0.0);
       for (int64_t r = 0; r < v.rows; ++r) {
         for (int64_t c = begin; c < end; ++c) {
           const double gv = g[r * v.cols + c];
-          dscale[static_cast<size_t>(c)] += gv * static_cast<double>(xhat_at(r, c));
-          dbias[static_cast<size_t>(c)] += gv;
+          ds[static_cast<size_t>(c - begin)] += gv * static_cast<double>(xhat_at(r, c));
+          db[static_cast<size_t>(c - begin)] += gv;
         }
       }
+      std::copy(ds.begin(), ds.end(), dscale.begin() + begin);
+      std::copy(db.begin(), db.end(), dbias.begin() + begin);
     });
     if (ctx.output_wanted(1)) StoreFromCompute(dscale.data(), ctx.outputs[1]);
     if (has_bias_grad && ctx.output_wanted(2)) StoreFromCompute(dbias.data(), ctx.outputs[2]);
