@@ -118,23 +118,26 @@ void WalkRows(const ReduceLayout& l, int64_t g0_begin, int64_t g0_end, int64_t i
 /// Partial outputs a reduction over outer and inner groups is split into (a constant, so the
 /// order of the float sums does not depend on the thread count).
 constexpr int64_t kReduceChunks = 8;
+/// Column sums take the chunks from this many rows per chunk on (fewer, longer rows split by
+/// columns: the partial outputs would be as large as the input).
+constexpr int64_t kReduceChunkRows = 16;
 
 /// acc[o] = combine(acc[o], map(x, o)) over all input elements x that reduce into output o.
 /// Runs on the pool's threads when the outer group or the innermost group is kept (disjoint
-/// outputs), or in fixed chunks with partial outputs when a kept group lies between reduced ones.
+/// outputs), or in fixed chunks with partial outputs when a kept group lies between reduced ones
+/// or the columns of many rows are summed.
 template <typename T, typename A, typename Map, typename Combine>
 void Accumulate(const T* x, const ReduceLayout& l, std::vector<A>& acc, Map map, Combine combine) {
   const int64_t g = static_cast<int64_t>(l.sizes.size());
   const int64_t inner = l.sizes[g - 1];
   const bool inner_reduced = l.reduced[g - 1];
-  // Folds one row of the innermost group into the accumulators a, whose first entry is output
-  // a_base.
-  const auto fold_at = [&](A* a, int64_t a_base, int64_t in_off, int64_t out_off, int64_t n) {
+  // Folds one row of the innermost group into the accumulators a.
+  const auto fold = [&](A* a, int64_t in_off, int64_t out_off, int64_t n) {
     const T* px = x + in_off;
     if (inner_reduced) {
       // Four independent partial results break the dependency chain (the combine is
       // associative and commutative; float sums are reordered, as any parallel sum would be).
-      A v0 = a[out_off - a_base];
+      A v0 = a[out_off];
       int64_t i = 0;
       if (n >= 8) {
         A v1 = map(Load(px[1]), out_off), v2 = map(Load(px[2]), out_off), v3 = map(Load(px[3]), out_off);
@@ -148,34 +151,25 @@ void Accumulate(const T* x, const ReduceLayout& l, std::vector<A>& acc, Map map,
         v0 = combine(combine(v0, v1), combine(v2, v3));
       }
       for (; i < n; ++i) v0 = combine(v0, map(Load(px[i]), out_off));
-      a[out_off - a_base] = v0;
+      a[out_off] = v0;
     } else {
-      A* pa = a + (out_off - a_base);
+      A* pa = a + out_off;
       for (int64_t i = 0; i < n; ++i) pa[i] = combine(pa[i], map(Load(px[i]), out_off + i));
     }
   };
-  const auto fold = [&](A* a, int64_t in_off, int64_t out_off, int64_t n) { fold_at(a, 0, in_off, out_off, n); };
   const auto row = [&](int64_t in_off, int64_t out_off, int64_t n) { fold(acc.data(), in_off, out_off, n); };
   const int64_t total = NumElements(l.sizes);
   if (total == 0) return;
   if (g > 1 && !l.reduced[0]) {
     ParallelFor(l.sizes[0], total / l.sizes[0], [&](int64_t b, int64_t e) { WalkRows(l, b, e, 0, inner, row); });
-  } else if (!inner_reduced && g == 2) {
-    // Column sums (a bias gradient): each range of columns folds every row into accumulators of
-    // its own, stored back at the end; ranges sharing a cache line of acc would otherwise write
-    // it in turn on every row.
-    ParallelFor(inner, total / inner, [&](int64_t b, int64_t e) {
-      std::vector<A> local(acc.begin() + b, acc.begin() + e);
-      WalkRows(l, 0, l.sizes[0], b, e,
-               [&](int64_t in_off, int64_t out_off, int64_t n) { fold_at(local.data(), b, in_off, out_off, n); });
-      std::copy(local.begin(), local.end(), acc.begin() + b);
-    });
-  } else if (!inner_reduced) {
+  } else if (!inner_reduced && (g > 2 || l.sizes[0] < kReduceChunkRows * kReduceChunks)) {
     ParallelFor(inner, total / inner, [&](int64_t b, int64_t e) { WalkRows(l, 0, l.sizes[0], b, e, row); });
-  } else if (g > 2) {
-    // Reduced outer and inner groups around a kept one (BatchNorm's statistics over N, H, W):
-    // fixed chunks of the outer group fold into partial outputs of their own on the pool's
-    // threads, then combine in chunk order, so the bits do not depend on the thread count.
+  } else if (g >= 2) {
+    // Reduced outer and inner groups around a kept one (BatchNorm's statistics over N, H, W), or
+    // column sums over many rows (a bias gradient): fixed chunks of the outer group fold into
+    // partial outputs of their own on the pool's threads, then combine in chunk order, so the
+    // bits do not depend on the thread count. A chunk reads whole rows; split by columns, each
+    // thread read a slice of every row (2 threads ran slower than 1 in the GPT-2 step).
     const int64_t chunks = std::min<int64_t>(l.sizes[0], kReduceChunks);
     std::vector<std::vector<A>> part(static_cast<size_t>(chunks), acc);
     ParallelFor(chunks, total / chunks, [&](int64_t b, int64_t e) {
