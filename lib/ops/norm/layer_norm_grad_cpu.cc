@@ -15,6 +15,12 @@ namespace memopt::norm {
 
 using namespace training;
 
+namespace {
+/// Row chunks of the layer normalisation gradients (a constant: the order of the column sums
+/// does not depend on the thread count).
+constexpr int64_t kColumnSumChunks = 32;
+}  // namespace
+
 // One kernel for the three ops. Inputs by kind:
 //   kFull:       dY, X, scale, mean, inv_std            -> dX, dScale, dBias
 //   kSimplified: dY, X, scale, inv_std                  -> dX, dScale
@@ -69,38 +75,44 @@ Status LayerNormalizationGradCpu(KernelContext& ctx) {
       if (kind == GradKind::kSimplified) return xv * inv[r];
       return (xv - bias_buf[static_cast<size_t>(c)]) / s[c];
     };
-    // dX: rows in parallel.
-    ParallelFor(v.rows, 12 * v.cols, [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        const int64_t base = r * v.cols;
-        const C inv_r = inv[r];
-        // Block sums (exec/kernels/block_sum.h): independent partials instead of one dependent
-        // double chain per sum.
-        const double sum_b = BlockSum<C>(v.cols, [&](int64_t c) { return g[base + c] * s[c] * inv_r; });
-        const double sum_bx =
-            BlockSum<C>(v.cols, [&](int64_t c) { return g[base + c] * s[c] * inv_r * xhat_at(r, c); });
-        const C mean_b = kind == GradKind::kSimplified ? C(0) : static_cast<C>(sum_b / static_cast<double>(v.cols));
-        const C mean_bx = static_cast<C>(sum_bx / static_cast<double>(v.cols));
-        for (int64_t c = 0; c < v.cols; ++c) {
-          dx[base + c] = g[base + c] * s[c] * inv_r - mean_b - xhat_at(r, c) * mean_bx;
+    // Fixed chunks of rows on the pool's threads: each row's dX, and the chunk's own partial
+    // column sums of dScale and dBias while the row is in cache; the partials are added in chunk
+    // order, so the bits do not depend on the thread count.
+    const int64_t chunks = std::min<int64_t>(v.rows, kColumnSumChunks);
+    const auto cols = static_cast<size_t>(v.cols);
+    std::vector<double> part_scale(static_cast<size_t>(chunks) * cols, 0.0), part_bias(part_scale.size(), 0.0);
+    ParallelFor(chunks, 16 * v.cols * std::max<int64_t>(1, v.rows / std::max<int64_t>(1, chunks)),
+                [&](int64_t first, int64_t last) {
+      for (int64_t k = first; k < last; ++k) {
+        double* ds = part_scale.data() + static_cast<size_t>(k) * cols;
+        double* db = part_bias.data() + static_cast<size_t>(k) * cols;
+        for (int64_t r = v.rows * k / chunks; r < v.rows * (k + 1) / chunks; ++r) {
+          const int64_t base = r * v.cols;
+          const C inv_r = inv[r];
+          // Block sums (exec/kernels/block_sum.h): independent partials instead of one dependent
+          // double chain per sum.
+          const double sum_b = BlockSum<C>(v.cols, [&](int64_t c) { return g[base + c] * s[c] * inv_r; });
+          const double sum_bx =
+              BlockSum<C>(v.cols, [&](int64_t c) { return g[base + c] * s[c] * inv_r * xhat_at(r, c); });
+          const C mean_b =
+              kind == GradKind::kSimplified ? C(0) : static_cast<C>(sum_b / static_cast<double>(v.cols));
+          const C mean_bx = static_cast<C>(sum_bx / static_cast<double>(v.cols));
+          for (int64_t c = 0; c < v.cols; ++c) {
+            const C xh = xhat_at(r, c);
+            dx[base + c] = g[base + c] * s[c] * inv_r - mean_b - xh * mean_bx;
+            ds[c] += static_cast<double>(g[base + c]) * static_cast<double>(xh);
+            db[c] += static_cast<double>(g[base + c]);
+          }
         }
       }
     });
-    // dScale / dBias: column blocks in parallel, rows in order, each block summing into its own
-    // accumulators (blocks that shared a cache line of the results wrote it in turn every row).
-    std::vector<double> dscale(static_cast<size_t>(v.cols), 0.0), dbias(static_cast<size_t>(v.cols), 0.0);
-    ParallelFor(v.cols, 4 * v.rows, [&](int64_t begin, int64_t end) {
-      std::vector<double> ds(static_cast<size_t>(end - begin), 0.0), db(ds.size(), 0.0);
-      for (int64_t r = 0; r < v.rows; ++r) {
-        for (int64_t c = begin; c < end; ++c) {
-          const double gv = g[r * v.cols + c];
-          ds[static_cast<size_t>(c - begin)] += gv * static_cast<double>(xhat_at(r, c));
-          db[static_cast<size_t>(c - begin)] += gv;
-        }
+    std::vector<double> dscale(cols, 0.0), dbias(cols, 0.0);
+    for (int64_t k = 0; k < chunks; ++k) {
+      for (size_t c = 0; c < cols; ++c) {
+        dscale[c] += part_scale[static_cast<size_t>(k) * cols + c];
+        dbias[c] += part_bias[static_cast<size_t>(k) * cols + c];
       }
-      std::copy(ds.begin(), ds.end(), dscale.begin() + begin);
-      std::copy(db.begin(), db.end(), dbias.begin() + begin);
-    });
+    }
     if (ctx.output_wanted(1)) StoreFromCompute(dscale.data(), ctx.outputs[1]);
     if (has_bias_grad && ctx.output_wanted(2)) StoreFromCompute(dbias.data(), ctx.outputs[2]);
     return Status::Ok();
