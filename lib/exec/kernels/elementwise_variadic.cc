@@ -61,7 +61,7 @@ Status Fold(KernelContext& ctx, Dispatch dispatch, F f, bool mean) {
                        ", input 0 has " + DataTypeName(dt));
     }
   }
-  ctx.outputs[0] = Tensor(dt, shape);
+  ctx.outputs[0] = Tensor::Uninitialized(dt, shape);  // the first pass writes every element
   Tensor& y = ctx.outputs[0];
   return dispatch(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -95,7 +95,7 @@ Status WhereKernel(KernelContext& ctx) {
   if (x.dtype() != z.dtype()) {
     return ctx.Error("X and Y have different types " + DataTypeName(x.dtype()) + " and " + DataTypeName(z.dtype()));
   }
-  ctx.outputs[0] = Tensor(x.dtype(), shape);
+  ctx.outputs[0] = Tensor::Uninitialized(x.dtype(), shape);  // every element is selected
   Tensor& y = ctx.outputs[0];
   const bool* cond = c.data<bool>();
   if (x.dtype() == DataType::kString) {

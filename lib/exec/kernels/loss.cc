@@ -144,7 +144,7 @@ Status SoftmaxCrossEntropy(KernelContext& ctx, const LossSpec& spec, bool always
     MEMOPT_RETURN_IF_ERROR(Nll(
         ctx, spec, [&](int64_t b, int64_t y, int64_t j) { return xp[(b * c + y) * d + j] - lse[b * d + j]; }, n, c, d));
     if (want_lp) {
-      ctx.outputs[1] = Tensor(lp_type, shape);
+      ctx.outputs[1] = Tensor::Uninitialized(lp_type, shape);  // every element is written
       OutView<C> ov(ctx.outputs[1]);
       C* lp = ov.data();
       ParallelFor(n, c * d, [&](int64_t begin, int64_t end) {

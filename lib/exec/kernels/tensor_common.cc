@@ -330,9 +330,7 @@ Tensor TransposeView(const Tensor& src, const std::vector<int64_t>& in_shape, co
     out_shape[i] = in_shape[perm[i]];
     src_strides[i] = in_strides[perm[i]];
   }
-  // The copy writes every element: only strings need their empty values first.
-  Tensor out = src.dtype() == DataType::kString ? NewTensor(src.dtype(), out_shape)
-                                                : Tensor::Uninitialized(src.dtype(), out_shape);
+  Tensor out = Tensor::Uninitialized(src.dtype(), out_shape);  // the copy writes every element
   StridedCopy(src, 0, src_strides, out, 0, Strides(out_shape), out_shape);
   return out;
 }

@@ -94,7 +94,7 @@ Status SceLossGradImpl(KernelContext& ctx, bool internal) {
       wsum += w[i];
     }
   }
-  ctx.outputs[0] = Tensor(out_type, lp.shape());
+  ctx.outputs[0] = Tensor::Uninitialized(out_type, lp.shape());  // every element is written
   const DataType compute = (out_type == DataType::kDouble || lp.dtype() == DataType::kDouble) ? DataType::kDouble
                                                                                                 : DataType::kFloat;
   return DispatchCompute(ctx, compute, [&]<typename C>() -> Status {

@@ -55,7 +55,7 @@ Status SoftmaxGradImpl(KernelContext& ctx, bool log_softmax, bool opset13) {
   }
   const int64_t axis = ctx.node->GetInt("axis", opset13 ? -1 : 1);
   MEMOPT_ASSIGN_OR_RETURN(RowLayout layout, MakeLayout(ctx, dy.shape(), axis, !opset13));
-  ctx.outputs[0] = Tensor(dy.dtype(), dy.shape());
+  ctx.outputs[0] = Tensor::Uninitialized(dy.dtype(), dy.shape());  // every row is written
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
     FloatIn<C> g(dy);
     FloatIn<C> out_fwd(y);
@@ -105,7 +105,7 @@ Status SoftmaxDropoutGradKernel(KernelContext& ctx) {
   }
   MEMOPT_ASSIGN_OR_RETURN(float ratio, ReadDropoutRatio(ctx, 3));
   MEMOPT_ASSIGN_OR_RETURN(RowLayout layout, MakeLayout(ctx, dy.shape(), ctx.node->GetInt("axis", 1), true));
-  ctx.outputs[0] = Tensor(dy.dtype(), dy.shape());
+  ctx.outputs[0] = Tensor::Uninitialized(dy.dtype(), dy.shape());  // every row is written
   const uint8_t* keep = mask.data<uint8_t>();
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
     FloatIn<C> g(dy);
