@@ -336,4 +336,12 @@ TEST_CASE("broadcast patterns agree with a naive loop", "[exec][elementwise]") {
     all_ok = w.GetAsDouble(i) == expect;
   }
   CHECK(all_ok);
+  const Tensor v = Run1("Where", {&c2, &x, &fill});  // the scalar in the other branch
+  for (int64_t i = 0; i < v.numel() && all_ok; ++i) {
+    const int64_t bidx = i / (8 * 64 * 64);
+    const int64_t col = i % 64;
+    const double expect = c2.data<bool>()[bidx * 64 + col] ? x.GetAsDouble(i) : -100.0;
+    all_ok = v.GetAsDouble(i) == expect;
+  }
+  CHECK(all_ok);
 }

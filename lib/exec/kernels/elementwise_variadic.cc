@@ -141,8 +141,24 @@ Status WhereKernel(KernelContext& ctx) {
                              const U* pa = a + off[1];
                              const U* pb = b + off[2];
                              U* po = out + o;
-                             for (int64_t i = 0; i < cnt; ++i) {
-                               po[i] = pc[i * step[0]] ? pa[i * step[1]] : pb[i * step[2]];
+                             // A mask row over a scores row with a scalar fill (attention's causal
+                             // mask) selects bits through a mask, a loop that vectorises (as a
+                             // select, GCC branched on every element); other steps element by
+                             // element.
+                             const auto pick = [](bool c, U x, U y) {
+                               const U m = static_cast<U>(U(0) - static_cast<U>(c));
+                               return static_cast<U>((x & m) | (y & static_cast<U>(~m)));
+                             };
+                             if (step[0] == 1 && step[1] == 0 && step[2] == 1) {
+                               const U av = *pa;
+                               for (int64_t i = 0; i < cnt; ++i) po[i] = pick(pc[i], av, pb[i]);
+                             } else if (step[0] == 1 && step[1] == 1 && step[2] == 0) {
+                               const U bv = *pb;
+                               for (int64_t i = 0; i < cnt; ++i) po[i] = pick(pc[i], pa[i], bv);
+                             } else {
+                               for (int64_t i = 0; i < cnt; ++i) {
+                                 po[i] = pc[i * step[0]] ? pa[i * step[1]] : pb[i * step[2]];
+                               }
                              }
                            });
   });
