@@ -5,6 +5,7 @@
 
 #include "exec/kernels/decode_inputs.h"
 #include "exec/kernels/kernel_util.h"
+#include "exec/kernels/transpose_block.h"
 
 namespace memopt {
 
@@ -197,6 +198,13 @@ void StridedCopyTyped(const U* src, U* dst, const CopyPlan& p, int64_t src_off, 
         const int64_t i0 = (u % bands) * kTile, i1 = std::min(rows, i0 + kTile);
         for (int64_t j0 = 0; j0 < inner; j0 += kTile) {
           const int64_t j1 = std::min(inner, j0 + kTile);
+          if constexpr (sizeof(U) == 4) {
+            if (dst_stride == 1) {  // rows of src to rows of dst: 8x8 register transposes
+              TransposeBlock4(reinterpret_cast<const uint32_t*>(src + so + i0 + j0 * sst), sst,
+                              reinterpret_cast<uint32_t*>(dst + dof + i0 * row_dst + j0), row_dst, j1 - j0, i1 - i0);
+              continue;
+            }
+          }
           for (int64_t i = i0; i < i1; ++i) {
             const U* s = src + so + i;
             U* d = dst + dof + i * row_dst;
