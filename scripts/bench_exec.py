@@ -12,8 +12,9 @@ ResNet-style and an MLP with a loss), scaled up to benchmark sizes. For each mod
 memopt runs `memopt bench --inputs DIR --threads t --format json` (the whole step), ORT
 an InferenceSession (all graph optimisations, intra-op threads t, sequential), PyTorch with
 torch.set_num_threads(t); all on the same input tensors. Each figure is the median over --rounds
-rounds of the median over --iters iterations (after warm-up); each round runs every thread count
-and runtime in turn. The table gives
+rounds of the median over --iters iterations (after warm-up; more iterations for steps shorter
+than --min-round-ms / --iters, the same count for every runtime); each round runs every thread
+count and runtime in turn. The table gives
 milliseconds and the ratios memopt / ORT and memopt / PyTorch, and memopt's own speedup from one
 thread to the largest thread count.
 
@@ -179,7 +180,10 @@ def main():
     parser.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     parser.add_argument("--cases", default="gpt2,bert,cnn,mlp")
     parser.add_argument("--size", choices=["bench", "small"], default="bench")
-    parser.add_argument("--iters", type=int, default=10)
+    parser.add_argument("--iters", type=int, default=10, help="timed iterations per round, at least")
+    parser.add_argument("--min-round-ms", type=float, default=200.0,
+                        help="more iterations for short steps, so that a round times about this long "
+                             "(from ORT's one-thread step); 0 keeps --iters")
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--work", default=None, help="folder for the models (default: a temporary one)")
@@ -225,14 +229,21 @@ def main():
             # (and on all three runtimes), not on one thread count's rounds.
             ort_runs = {t: ort_runner(model, feeds, t) for t in threads}
             torch_run = torch_runner(module, inputs, kind == "grad")
+            # Short steps get more iterations (the same count for every runtime and thread count),
+            # so that one stretch of host contention moves a round's median less.
+            iters = args.iters
+            if args.min_round_ms > 0:
+                step = median_ms(ort_runs[threads[0]], 3, 1)
+                iters = max(args.iters, int(args.min_round_ms / max(step, 1e-3)))
             samples = {t: {"memopt": [], "ort": [], "torch": []} for t in threads}
             for _ in range(args.rounds):
                 for t in threads:
                     torch.set_num_threads(t)
                     samples[t]["memopt"].append(memopt_ms(args.memopt, model, os.path.join(folder, inputs_dir), t,
-                                                          args.iters, args.warmup))
-                    samples[t]["ort"].append(median_ms(ort_runs[t], args.iters, args.warmup))
-                    samples[t]["torch"].append(median_ms(torch_run, args.iters, args.warmup))
+                                                          iters, args.warmup))
+                    samples[t]["ort"].append(median_ms(ort_runs[t], iters, args.warmup))
+                    samples[t]["torch"].append(median_ms(torch_run, iters, args.warmup))
+            row["iters"] = iters
             for t in threads:
                 row["ms"][t] = {k: statistics.median(v) for k, v in samples[t].items()}
                 print(f"  {row['case']}, {t} thread(s): " +
@@ -242,7 +253,8 @@ def main():
     print(f"sizes: {args.size} (GPT/BERT batch {fx.BATCH} x seq {fx.SEQ}, hidden {fx.HIDDEN}, {fx.LAYERS} layers, "
           f"vocab {fx.VOCAB}; ConvNet batch {extra['cnn_batch']} x 3 x {extra['cnn_hw']}^2, {fx.CNN_CHANNELS} "
           f"channels; MLP batch {extra['mlp_batch']}, {fx.MLP_IN}-{fx.MLP_HIDDEN}-{fx.MLP_OUT}); medians of "
-          f"{args.rounds} rounds x {args.iters} iterations; torch {torch.__version__}")
+          f"{args.rounds} rounds x {args.iters} iterations (more for short steps: rounds of at least "
+          f"{args.min_round_ms:g} ms); torch {torch.__version__}")
     header = "| case |"
     sep = "|---|"
     for t in threads:
