@@ -244,6 +244,9 @@ Status AveragePoolGradKernel(KernelContext& ctx) {
   });
 }
 
+/// Slices of the images whose weight gradients ConvGrad sums separately, then in order.
+constexpr int64_t kDwSlices = 8;
+
 // ConvGrad(dY, X, W) -> dX?, dW?, dB? with the forward Conv's attributes (group, pads, strides,
 // dilations, auto_pad). Per image and group, with col = im2col(X_g) [C/g * k, out]:
 //   dW_g += dY_g col^T      dX_g = col2im(W_g^T dY_g)      dB = sum of dY over images and positions.
@@ -310,12 +313,13 @@ Status ConvGradKernel(KernelContext& ctx) {
       });
     }
     if (want_dw && n > 0) {
-      // dW = sum over images of dY_b col_b^T. The images are cut into one slice per thread; each
-      // slice sums its images into its own partial (slice 0 into dW), and the partials are added
-      // in slice order, so the result depends on the thread count only, not on timing.
+      // dW = sum over images of dY_b col_b^T. The images are cut into a fixed number of slices
+      // (claimed by the threads in turn); each slice sums its images into its own partial (slice 0
+      // into dW), and the partials are added in slice order, so the result depends neither on the
+      // thread count nor on timing.
       FloatOut<C> dw(ctx.outputs[1]);
       const int64_t wsize = m_out * kdim;
-      const int64_t slices = std::min<int64_t>(n, NumThreads());
+      const int64_t slices = std::min<int64_t>(n, kDwSlices);
       std::vector<std::vector<C>> partial(static_cast<size_t>(slices - 1), std::vector<C>(static_cast<size_t>(wsize)));
       ParallelFor(slices, (n / slices) * group * mg * kdim * osize, [&](int64_t s0, int64_t s1) {
         math::ColumnBuffer<C> col(direct ? 0 : kdim * osize);
