@@ -280,8 +280,10 @@ Status ConvGradKernel(KernelContext& ctx) {
   const math::Window3 win = math::MakeWindow3(g.in, g.out, g.kernel, g.strides, g.dilations, g.pad_begin);
   const bool want_dx = ctx.output_wanted(0), want_dw = ctx.output_wanted(1), want_db = ctx.output_wanted(2);
   // Unit strides: dX is a direct convolution of dY that writes every element (conv_direct.h);
-  // otherwise Col2Im adds into a zeroed dX.
-  const bool dx_direct = x.dtype() == DataType::kFloat && math::DirectConvInputGradWindow(win).has_value();
+  // otherwise Col2Im adds into a zeroed dX. The direct path computes in float: not for a float64
+  // dY, which computes in double (DispatchCompute below).
+  const bool dx_direct = x.dtype() == DataType::kFloat && dy.dtype() != DataType::kDouble &&
+                         math::DirectConvInputGradWindow(win).has_value();
   if (want_dx) ctx.outputs[0] = dx_direct ? Tensor::Uninitialized(x.dtype(), x.shape()) : Tensor(x.dtype(), x.shape());
   if (want_dw) ctx.outputs[1] = Tensor(w.dtype(), w.shape());
   if (want_db) ctx.outputs[2] = Tensor(dy.dtype(), {m_out});

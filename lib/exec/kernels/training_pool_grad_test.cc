@@ -86,5 +86,24 @@ TEST_CASE("ConvGrad equals the adjoints of ORT's Conv (groups, pads, strides, di
   REQUIRE(out[2].shape() == std::vector<int64_t>{2});
 }
 
+TEST_CASE("ConvGrad with unit strides gives the same dX for a float and a float64 dY", "[training][kernels]") {
+  // Unit strides take the direct convolution for a float dY; a float64 dY computes in double.
+  std::vector<double> x(1 * 2 * 5 * 5), w(3 * 2 * 3 * 3), dy(1 * 3 * 5 * 5);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>((i * 37) % 19) / 9.0 - 1.0;
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<double>((i * 53) % 23) / 11.0 - 1.0;
+  for (size_t i = 0; i < dy.size(); ++i) dy[i] = static_cast<double>((i * 41) % 17) / 8.0 - 1.0;
+  std::vector<Tensor> dx;
+  for (bool f64 : {false, true}) {
+    KernelCall call(kMs, "ConvGrad", 3);
+    call.Input(f64 ? F64({1, 3, 5, 5}, dy) : F32({1, 3, 5, 5}, dy)).Input(F32({1, 2, 5, 5}, x));
+    call.Input(F32({3, 2, 3, 3}, w)).Ints("pads", {1, 1, 1, 1}).Ints("kernel_shape", {3, 3});
+    dx.push_back(MustRun(call)[0]);
+  }
+  REQUIRE(dx[1].dtype() == DataType::kFloat);
+  std::vector<double> want(static_cast<size_t>(dx[0].numel()));
+  for (int64_t i = 0; i < dx[0].numel(); ++i) want[static_cast<size_t>(i)] = dx[0].GetAsDouble(i);
+  CheckClose(dx[1], want, 1e-5, 1e-5);
+}
+
 }  // namespace
 }  // namespace memopt::testing
