@@ -69,25 +69,23 @@ Status Gemm(KernelContext& ctx) {
       InView<C> bv(b);
       OutView<C> yv(y);
       C* yp = yv.data();
+      // A Linear layer (float, transB=1) runs GemmNT (gemm_nt.h): no packing, and a C that is one
+      // row is added per column in its epilogue instead of being copied into Y first.
+      bool nt = false;
+      if constexpr (std::is_same_v<C, float>) nt = !d.trans_a && d.trans_b && GemmNTApplies(d.k);
+      const bool row_bias = nt && beta != 0.0 && cs[0] == 0 && cs[1] == 1;
+      std::optional<InView<C>> cv;
+      if (beta != 0.0) cv.emplace(*c);
+      if (beta != 0.0 && !row_bias) {
+        for (int64_t i = 0; i < d.m; ++i)
+          for (int64_t j = 0; j < d.n; ++j) yp[i * d.n + j] = (*cv)[i * cs[0] + j * cs[1]];
+      }
       if constexpr (std::is_same_v<C, float>) {
-        if (!d.trans_a && d.trans_b && GemmNTApplies(d.k)) {  // a Linear layer: no packing (gemm_nt.h)
-          const bool row_bias = beta != 0.0 && cs[0] == 0 && cs[1] == 1;  // C is one row: added per column
-          const bool accumulate = beta != 0.0 && !row_bias;
-          std::optional<InView<C>> cv;
-          if (beta != 0.0) cv.emplace(*c);
-          if (accumulate) {
-            for (int64_t i = 0; i < d.m; ++i)
-              for (int64_t j = 0; j < d.n; ++j) yp[i * d.n + j] = (*cv)[i * cs[0] + j * cs[1]];
-          }
+        if (nt) {
           GemmNT(d.m, d.n, d.k, static_cast<float>(alpha), av.data(), lda, bv.data(), ldb,
-                 row_bias ? cv->data() : nullptr, static_cast<float>(beta), accumulate, yp, d.n);
+                 row_bias ? cv->data() : nullptr, static_cast<float>(beta), beta != 0.0 && !row_bias, yp, d.n);
           return Status::Ok();
         }
-      }
-      if (beta != 0.0) {
-        InView<C> cv(*c);
-        for (int64_t i = 0; i < d.m; ++i)
-          for (int64_t j = 0; j < d.n; ++j) yp[i * d.n + j] = cv[i * cs[0] + j * cs[1]];
       }
       memopt::Gemm(d.trans_a, d.trans_b, d.m, d.n, d.k, static_cast<C>(alpha), av.data(), lda, bv.data(), ldb,
                    static_cast<C>(beta), yp, d.n);

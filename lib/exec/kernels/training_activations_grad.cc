@@ -92,7 +92,8 @@ Status BinaryGrad(KernelContext& ctx, const char* second_name, int bias_index, F
 }
 
 /// The `n` elements split over the threads as fn(first_element, count): rows of `row` elements,
-/// each starting a bias row, when there is a bias (row > 0); chunks of a few pages otherwise.
+/// each starting a bias row, when there is a bias (row > 0, dividing n: CheckBias); chunks of a
+/// few pages otherwise.
 template <typename Fn>
 void ForBiasRows(int64_t n, int64_t row, Fn&& fn) {
   constexpr int64_t kChunk = 4096;
@@ -102,7 +103,6 @@ void ForBiasRows(int64_t n, int64_t row, Fn&& fn) {
     });
     return;
   }
-  if (n % row != 0) row = n;
   ParallelFor(n / row, row * 20, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) fn(r * row, row);
   });
