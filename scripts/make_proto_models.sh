@@ -19,6 +19,10 @@
 #   tests/data/run/sym_relu.onnx           Relu(Relu(x[batch, seq])): --dims overflow goldens
 #   tests/data/run/unknown_size.onnx       a custom-domain op without a shape rule feeding Relu:
 #       values of unknown size make the CI gates fail closed
+#   tests/data/plan/peak_raising_level1.onnx  a training graph whose level-1 plan raises the peak:
+#       plan and apply warn
+#   tests/data/bad/conv_pads_2d.onnx       a 2-D Conv with 2 pads (it takes 4): every subcommand
+#       rejects it on load with one error
 # (tests/data/run/maxpool_stem.onnx, the ResNet stem Conv -> MaxPool k3 s2 p1 -> ReduceMean with a
 # symbolic batch, was written with the onnx Python package; maxpool_stem_train.onnx is its
 # `memopt grad` output.)
@@ -196,6 +200,60 @@ graph {
 }
 EOF_MODEL
 
+# A 2-D Conv whose pads has 2 entries (it takes 4), as a dynamo export once wrote it: every
+# subcommand rejects it on load with the same error.
+{
+  echo 'ir_version: 8'
+  echo 'producer_name: "make_proto_models"'
+  echo 'graph {'
+  echo '  node { input: "x" input: "w" output: "c" name: "/conv/Conv" op_type: "Conv"'
+  echo '    attribute { name: "pads" type: INTS ints: 1 ints: 1 } }'
+  echo '  node { input: "c" output: "loss" name: "/loss/ReduceSum" op_type: "ReduceSum"'
+  echo '    attribute { name: "keepdims" type: INT i: 0 } }'
+  echo '  name: "conv_pads_2d"'
+  tensor w 3 2 3 3 -- $(values 54 3)
+  echo "  input $(value x 1 1 2 5 5)"
+  echo "  output $(value loss 1)"
+  echo '}'
+  echo 'opset_import { domain: "" version: 17 }'
+} | encode >tests/data/bad/conv_pads_2d.onnx
+
+# A training graph whose level-1 plan raises the peak (+49.9%): recomputing the small stashed
+# Slice s keeps its 4 KiB static input e (read as it is, not recomputed) from the forward pass to
+# the backward one, past the forward peak of f. plan and apply warn.
+int64s() {  # name values...: a Constant node's int64 tensor value
+  local name=$1; shift
+  printf '  node { output: "%s" name: "%s" op_type: "Constant" attribute { name: "value" type: TENSOR t { data_type: 7 dims: %s' "$name" "$name" "$#"
+  for v in "$@"; do printf ' int64_data: %s' "$v"; done
+  printf ' } } }\n'
+}
+{
+  echo 'ir_version: 8'
+  echo 'producer_name: "make_proto_models"'
+  echo 'graph {'
+  int64s shape 256 4
+  int64s shape2 512 4
+  int64s starts 0
+  int64s ends 1
+  echo '  node { input: "x" input: "shape" output: "e" name: "expand_e" op_type: "Expand" }'
+  echo '  node { input: "e" input: "starts" input: "ends" input: "starts" output: "s" name: "slice" op_type: "Slice" }'
+  echo '  node { input: "s" input: "shape2" output: "f" name: "expand_f" op_type: "Expand" }'
+  echo '  node { input: "f" output: "r" name: "sum_f" op_type: "ReduceSum" attribute { name: "keepdims" type: INT i: 0 } }'
+  echo '  node { input: "s" input: "r" output: "y" output: "yr" name: "yield" op_type: "YieldOp" domain: "com.microsoft"'
+  echo '    attribute { name: "full_shape_outputs" type: INTS ints: 0 ints: 1 } }'
+  echo '  node { input: "y" input: "s" output: "g1" name: "grad_mul" op_type: "Mul" }'
+  echo '  node { input: "g1" input: "yr" output: "g2" name: "grad_scale" op_type: "Mul" }'
+  echo '  node { input: "g2" output: "gx" name: "grad_sum" op_type: "ReduceSum"'
+  echo '    attribute { name: "keepdims" type: INT i: 0 } attribute { name: "axes" type: INTS ints: 0 } }'
+  echo '  name: "peak_raising_level1"'
+  echo "  input $(value x 1 4)"
+  echo "  output $(value gx 1 4)"
+  echo '}'
+  echo 'opset_import { domain: "" version: 15 }'
+  echo 'opset_import { domain: "com.microsoft" version: 1 }'
+} | encode >tests/data/plan/peak_raising_level1.onnx
+
+echo "wrote tests/data/bad/conv_pads_2d.onnx tests/data/plan/peak_raising_level1.onnx"
 echo "wrote tests/data/versions/{ir14_opset23,opset99}.onnx tests/data/grad_cases/{if_branch,tied_layernorm,relu_mlp}.onnx"
 echo "wrote tests/data/run/{huge_input,sym_relu,unknown_size}.onnx"
 if [[ -x $memopt ]]; then

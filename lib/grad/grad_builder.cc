@@ -9,6 +9,7 @@
 #include "grad/gelu_fusion.h"
 #include "grad/grad_context.h"
 #include "grad/grad_selection.h"
+#include "grad/export_mismatches.h"
 #include "grad/tied_parameters.h"
 #include "ir/op_key.h"
 #include "shape/shape_infer.h"
@@ -37,10 +38,12 @@ class Builder {
     MEMOPT_RETURN_IF_ERROR(CheckForwardOnly());
     if (options_.fuse_gelu) fused_gelu_ = FuseGelu(g);
     auto inferred = InferShapes(g);
-    if (!inferred.ok()) return inferred.status().WithContext("shape inference of the forward model");
+    // The model's own errors read as in every other subcommand (they name the node).
+    if (!inferred.ok()) return inferred.status();
     MEMOPT_ASSIGN_OR_RETURN(sel_, SelectGradients(g, options_));
     MEMOPT_RETURN_IF_ERROR(CheckRules());
     tied_ = FindTiedParameters(g, sel_.trainable);
+    export_mismatches_ = FindExportMismatches(model_, sel_);
     first_new_value_ = static_cast<ValueId>(g.values.size());
     if (AddForwardOutputs()) {
       sel_.forward_reach.resize(g.values.size(), 0);
@@ -301,7 +304,9 @@ class Builder {
     for (int i : sel_.seeded) result.seeded_outputs.push_back(g.value(sel_.yield_inputs[i]).name);
     for (ValueId x : sel_.trainable) result.gradients.push_back(g.value(x).name);
     result.unused_trainable = sel_.unused_trainable;
+    result.nondifferentiable_trainable = sel_.nondifferentiable_trainable;
     result.tied_parameters = tied_;
+    result.export_mismatches = export_mismatches_;
     result.model = std::move(model_);
     return result;
   }
@@ -310,6 +315,7 @@ class Builder {
   GradOptions options_;
   GradSelection sel_;
   std::vector<TiedParameter> tied_;
+  std::vector<std::string> export_mismatches_;
   GraphEmitter* emitter_ = nullptr;
   GradShared shared_;
   std::vector<GradState> state_;

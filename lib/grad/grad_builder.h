@@ -58,9 +58,15 @@ struct GradResult {
   /// Tensors read only through stop edges (BatchNormalization running statistics, a Pow exponent,
   /// Clip bounds) are not listed: they are not parameters.
   std::vector<std::string> unused_trainable;
+  /// Trainable tensors the differentiated outputs depend on only through integer, boolean or string
+  /// values or index inputs (e.g. a weight cast to int64): no gradient flows back to them.
+  std::vector<std::string> nondifferentiable_trainable;
   /// Trainable initializers that several modules read as a parameter: probably parameters with
   /// equal values that the export merged; they are trained as one tensor.
   std::vector<TiedParameter> tied_parameters;
+  /// Where the export differentiates into other gradients than PyTorch's (a tied weight split
+  /// into a transposed copy, inference-mode BatchNorm): one warning each (grad/export_mismatches.h).
+  std::vector<std::string> export_mismatches;
   int fused_gelu = 0;  ///< GELU patterns fused before differentiating
   NodeId yield_node = kNone;
   /// Values with ids from here on were created by grad (the writer declares them in value_info).

@@ -220,6 +220,50 @@ TEST_CASE("grad: a trainable tensor read inside an If or Loop puts that op on th
   CHECK(none->gradients == std::vector<std::string>{"u"});
 }
 
+TEST_CASE("grad: sequence values on the path put their ops on it (no silent missing gradient)", "[grad]") {
+  // torch.onnx's dynamo export of nn.GRU / unbind: a tensor split into a sequence, items read back
+  // with SequenceAt. Sequence values have no tensor type; the path through them used to end
+  // there, and grad exited 0 saying w and v "do not affect the differentiated outputs".
+  auto split = BuildGradientGraph(Text(R"(<ir_version: 8, opset_import: ["" : 17]>
+    g (float[2, 3] x) => (float loss) <float[3] w = {1, 2, 3}, float[3] v = {1, 1, 1}, int64 zero = {0}> {
+      a = Mul(x, w)
+      s = SplitToSequence <axis = 0, keepdims = 0> (a)
+      h = SequenceAt(s, zero)
+      b = Mul(h, v)
+      loss = ReduceSum <keepdims = 0> (b)
+    })"));
+  INFO(split.status().message());
+  CHECK(split.status().code() == ErrorCode::kUnsupported);
+  CHECK(split.status().message().rfind(
+            "no gradient rule for SequenceAt (node 'SequenceAt#2'), SplitToSequence (node 'SplitToSequence#1');", 0) == 0);
+
+  // An optional and an op with neither a shape rule nor a declared type: the same.
+  auto optional = BuildGradientGraph(Text(R"(<ir_version: 8, opset_import: ["" : 18]>
+    g (float[3] x) => (float loss) <float[3] w = {1, 2, 3}> {
+      a = Mul(x, w)
+      o = Optional(a)
+      h = OptionalGetElement(o)
+      loss = ReduceSum <keepdims = 0> (h)
+    })"));
+  INFO(optional.status().message());
+  CHECK(optional.status().code() == ErrorCode::kUnsupported);
+  CHECK(optional.status().message().find("Optional (node 'Optional#1')") != std::string::npos);
+}
+
+TEST_CASE("grad: tensors that reach the loss only through integer values are reported as such", "[grad]") {
+  GradResult r = Build(R"(<ir_version: 8, opset_import: ["" : 17]>
+    g (float[3] x) => (float y) <float[3] w = {1, 2, 3}, float[3] q = {1, 2, 3}, float[3] unused = {1, 2, 3}> {
+      n = Cast <to = 7> (q)
+      f = Cast <to = 1> (n)
+      m = Mul(x, w)
+      p = Mul(m, f)
+      y = ReduceSum <keepdims = 0> (p)
+    })");
+  CHECK(r.gradients == std::vector<std::string>{"w"});
+  CHECK(r.unused_trainable == std::vector<std::string>{"unused"});
+  CHECK(r.nondifferentiable_trainable == std::vector<std::string>{"q"});
+}
+
 TEST_CASE("grad: SubgraphOuterInputs lists what subgraphs read from outside, at any depth", "[grad]") {
   Model m = Text(R"(<ir_version: 8, opset_import: ["" : 17]>
     g (float[3] x, int64 n, bool c) => (float[3] v) <float[3] w = {1, 2, 3}, float[3] u = {1, 1, 1}> {

@@ -61,15 +61,22 @@ DataType SubgraphOutputType(const Node& node, int32_t k) {
   return DataType::kUndefined;
 }
 
-/// CarriesGradient, or an output of If / Loop / Scan that shape inference left untyped but whose
-/// subgraph declares a float type (such a node on a gradient path is then reported as having no
-/// gradient rule).
+/// CarriesGradient, or a value whose element type nothing established: a sequence, optional or map
+/// (SplitToSequence, SequenceAt, Optional, ...), the output of an op without a shape rule, an
+/// If / Loop / Scan output left untyped (unless its subgraphs declare a non-float type). Such a
+/// value on a path from a trainable tensor to the loss puts its producer and consumers on the
+/// gradient path, where a missing gradient rule is an error naming the op: only values known to be
+/// integer, boolean or string end a gradient path.
 bool MayCarryGradient(const Graph& graph, ValueId v) {
   if (CarriesGradient(graph, v)) return true;
   if (v == kNone) return false;
   const Value& value = graph.value(v);
-  if (value.info.dtype != DataType::kUndefined || !value.info.is_tensor || value.producer == kNone) return false;
-  return IsDifferentiableType(SubgraphOutputType(graph.node(value.producer), value.producer_output));
+  if (value.info.is_tensor && value.info.dtype != DataType::kUndefined) return false;  // int, bool, string
+  if (value.info.is_tensor && value.producer != kNone) {
+    const DataType declared = SubgraphOutputType(graph.node(value.producer), value.producer_output);
+    if (declared != DataType::kUndefined) return IsDifferentiableType(declared);
+  }
+  return true;
 }
 
 }  // namespace
@@ -253,6 +260,19 @@ Expected<GradSelection> SelectGradients(const Graph& graph, const GradOptions& o
     }
     return InvalidInput("no float graph output depends on a trainable tensor; nothing to differentiate");
   }
+  // Every edge, whatever its type: which values the differentiated outputs depend on at all.
+  std::vector<char> affects(graph.values.size(), 0);
+  for (int i : s.seeded) affects[s.yield_inputs[i]] = 1;
+  for (auto it = s.topo_order.rbegin(); it != s.topo_order.rend(); ++it) {
+    const Node& node = graph.node(*it);
+    bool needed = false;
+    for (ValueId v : node.outputs) needed = needed || (v != kNone && affects[v]);
+    if (!needed) continue;
+    for (ValueId v : node.inputs) {
+      if (v != kNone) affects[v] = 1;
+    }
+    for (ValueId v : SubgraphOuterInputs(graph, node)) affects[v] = 1;
+  }
   std::vector<ValueId> used;
   for (ValueId v : s.trainable) {
     if (s.backward_need[v]) {
@@ -260,13 +280,20 @@ Expected<GradSelection> SelectGradients(const Graph& graph, const GradOptions& o
       continue;
     }
     // Tensors read only through stop edges (BatchNormalization running statistics, a Pow
-    // exponent, Clip bounds) are not parameters: drop them silently.
-    const auto& consumers = graph.value(v).consumers;
-    bool only_stop_edges = !consumers.empty();
-    for (const auto& [node, input] : consumers) {
-      only_stop_edges = only_stop_edges && IsStopEdge(graph.node(node), input);
+    // exponent, Clip bounds) are not parameters: drop them silently. Readers whose outputs
+    // reach no differentiated output (an export's unused copies of the statistics) do not count
+    // when the tensor reaches one at all.
+    bool only_stop_edges = true, any = false;
+    for (const auto& [n, input] : graph.value(v).consumers) {
+      const Node& node = graph.node(n);
+      bool live = !affects[v];
+      for (ValueId out : node.outputs) live = live || (out != kNone && affects[out]);
+      if (!live) continue;
+      any = true;
+      only_stop_edges = only_stop_edges && IsStopEdge(node, input);
     }
-    if (!only_stop_edges) s.unused_trainable.push_back(graph.value(v).name);
+    if (any && only_stop_edges) continue;
+    (affects[v] ? s.nondifferentiable_trainable : s.unused_trainable).push_back(graph.value(v).name);
   }
   s.trainable = used;
   if (s.trainable.empty()) return InvalidInput("no trainable tensor affects the differentiated outputs");

@@ -18,7 +18,10 @@ struct GradSelection {
   std::vector<ValueId> yield_inputs;  ///< the forward graph outputs, in order
   std::vector<int> seeded;           ///< indices into yield_inputs that get an incoming gradient
   std::vector<ValueId> trainable;    ///< trainable graph inputs (input order), then initializers
-  std::vector<std::string> unused_trainable;
+  std::vector<std::string> unused_trainable;  ///< no path of any kind to a differentiated output
+  /// Paths to a differentiated output, but each through an integer, boolean or string value or an
+  /// index input (a stop edge): they affect the outputs, yet get no gradient.
+  std::vector<std::string> nondifferentiable_trainable;
   std::vector<char> forward_reach;   ///< per value: depends on a trainable tensor (float path)
   std::vector<char> backward_need;   ///< per value: a seeded output depends on it (float path)
   std::vector<char> differentiated;  ///< per node

@@ -1,6 +1,7 @@
 #include "plan/plan_outcome.h"
 
 #include <algorithm>
+#include <map>
 
 #include "analysis/peak_estimate.h"
 #include "analysis/plan_table.h"
@@ -55,6 +56,25 @@ Expected<PlanOutcome> EvaluatePlanExactly(const Graph& graph, const ScanResult& 
   }
   out.nodes_added = static_cast<int>(out.spec.clones.size());
   out.rewired_inputs = static_cast<int>(out.spec.rewires.size());
+  return out;
+}
+
+Expected<std::vector<PeakRaiser>> FindPeakRaisers(const Graph& graph, const ScanResult& scan,
+                                                  const std::vector<size_t>& plans, const DimBindings& dims) {
+  std::vector<PeakRaiser> out;
+  if (!scan.peak.sized) return out;
+  std::vector<std::string> entries;
+  std::map<std::string, std::vector<size_t>> by_entry;
+  for (size_t p : plans) {
+    const RecomputePlan& plan = scan.plans[p];
+    const std::string entry = plan.cluster_id + ":" + std::to_string(plan.type()) + ":-1";
+    if (!by_entry.count(entry)) entries.push_back(entry);
+    by_entry[entry].push_back(p);
+  }
+  for (const std::string& entry : entries) {
+    MEMOPT_ASSIGN_OR_RETURN(PlanOutcome alone, EvaluatePlanExactly(graph, scan, by_entry[entry], dims));
+    if (alone.peak.sized && alone.peak.peak_bytes > scan.peak.peak_bytes) out.push_back({entry, alone.peak.peak_bytes});
+  }
   return out;
 }
 

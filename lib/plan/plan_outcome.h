@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "analysis/scan.h"
@@ -41,6 +42,17 @@ struct PlanOutcome {
 
 Expected<PlanOutcome> EvaluatePlanExactly(const Graph& graph, const ScanResult& scan, const std::vector<size_t>& plans,
                                           const DimBindings& dims, const CostModel& cost_model = {});
+
+/// A config entry ("<cluster>:<type>:-1") whose occurrences among a plan set raise the peak alone.
+struct PeakRaiser {
+  std::string config;
+  int64_t peak_bytes = 0;  ///< the peak with only this entry's occurrences applied
+};
+/// The entries of `plans` that, applied alone, give a sized peak above the scan's (sized) peak, in
+/// the order their first occurrence appears in `plans`; empty while dims are unbound. One exact
+/// evaluation per entry: call it for a plan set known to raise the peak.
+Expected<std::vector<PeakRaiser>> FindPeakRaisers(const Graph& graph, const ScanResult& scan,
+                                                  const std::vector<size_t>& plans, const DimBindings& dims);
 
 /// A value live at a step, for "what would it take" messages.
 struct LiveValue {

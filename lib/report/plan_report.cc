@@ -137,6 +137,36 @@ std::string RenderPlanText(const PlanReportInput& in, OutputFormat format) {
   return out;
 }
 
+std::optional<bool> RaisesPeak(const PlanReportInput& in) {
+  if (!in.scan->peak.sized || !in.outcome->peak.sized) return std::nullopt;
+  return in.outcome->peak.peak_bytes > in.scan->peak.peak_bytes;
+}
+
+std::string PeakRaisedWarning(const PlanReportInput& in) {
+  if (RaisesPeak(in) != true) return "";
+  const int64_t before = in.scan->peak.peak_bytes, after = in.outcome->peak.peak_bytes;
+  std::string raisers;
+  for (size_t i = 0; i < in.peak_raisers.size() && i < 4; ++i) {
+    raisers += fmt::format("{}{} alone reaches {}", i ? ", " : "; ", in.peak_raisers[i].config,
+                           WithThousands(in.peak_raisers[i].peak_bytes));
+  }
+  if (in.peak_raisers.size() > 4) raisers += fmt::format(" and {} more", in.peak_raisers.size() - 4);
+  const std::string head = fmt::format(
+      "raises the peak from {} to {} bytes ({}, {} of added compute): its recomputes keep more memory live where the "
+      "peak is than they free{}",
+      WithThousands(before), WithThousands(after), Change(true, before, after), HumanFlops(in.outcome->added_flops),
+      raisers);
+  if (in.command == "apply") {
+    return "the config " + head +
+           ". Leave the entries that raise it out of the config, or plan one with `memopt plan --budget`";
+  }
+  if (in.budget_bytes) return "the budget plan " + head;
+  return fmt::format(
+      "the level-{} plan {}. ONNX Runtime's level {} applies the same plan; plan with --budget instead (it never "
+      "picks a plan above the unoptimized peak), or leave the entries that raise it out of the config",
+      in.level, head, in.level);
+}
+
 json PlanToJson(const PlanReportInput& in) {
   const Graph& g = *in.graph;
   const ScanResult& s = *in.scan;
@@ -183,6 +213,14 @@ json PlanToJson(const PlanReportInput& in) {
   j["rewritten"]["nodes_added"] = o.nodes_added;
   j["rewritten"]["rewired_inputs"] = o.rewired_inputs;
   // The planned peak, in the place a scan report has it (for --baseline).
+  // true when the plan makes the peak worse than the unoptimized graph's (null while unsized).
+  const std::optional<bool> raises = RaisesPeak(in);
+  j["raises_peak"] = raises ? json(*raises) : json(nullptr);
+  if (raises == true) {
+    json raisers = json::array();
+    for (const PeakRaiser& r : in.peak_raisers) raisers.push_back({{"config", r.config}, {"peak_bytes", r.peak_bytes}});
+    j["peak_raisers"] = raisers;
+  }
   j["peak"] = {{"sized", o.peak.sized},
                {"bytes", o.peak.sized ? json(o.peak.peak_bytes) : json(nullptr)},
                {"symbolic", o.peak.peak_expr.ToString()}};

@@ -43,9 +43,18 @@ struct PlanReportInput {
   std::string objective;               ///< budget mode: what was minimised, in words
   std::string target;                  ///< "memopt" (per occurrence) or "ort" (whole clusters)
   std::string output;                  ///< the file written (-o), if any
+  /// When the plan raises the peak: the config entries that raise it alone (FindPeakRaisers).
+  std::vector<PeakRaiser> peak_raisers;
 };
 
 std::string RenderPlanText(const PlanReportInput& in, OutputFormat format);
+/// Whether the rewritten peak is above the original one: true or false when both are sized,
+/// nullopt while dims are unbound. A plan that raises the peak is still a valid plan (ORT's
+/// levels take every plan of the level, whatever it does to the peak), but never a silent one.
+std::optional<bool> RaisesPeak(const PlanReportInput& in);
+/// The warning for such a plan (peaks, change, added compute, what to do); "" when it does not
+/// raise the peak.
+std::string PeakRaisedWarning(const PlanReportInput& in);
 nlohmann::json PlanToJson(const PlanReportInput& in);
 
 /// "1.23 GFLOP" style (SI, 3 significant digits).

@@ -10,6 +10,7 @@
 
 #include "shape/broadcast.h"
 #include "shape/rule_registry.h"
+#include "shape/window_attributes.h"
 
 namespace memopt::shape {
 
@@ -59,8 +60,17 @@ std::vector<SymExpr> KernelDims(const InferContext& ctx, const Shape* weight, si
   return kernel;
 }
 
+/// The window attributes against the rank of input `x_in` (window_attributes.h).
+Status CheckWindow(InferContext& ctx, size_t x_in) {
+  const Shape* x = ctx.InputShape(x_in);
+  const int64_t spatial = x != nullptr && x->size() >= 2 ? static_cast<int64_t>(x->size()) - 2 : -1;
+  Status s = CheckWindowAttributes(ctx.node(), spatial);
+  return s.ok() ? s : ctx.Error(s.message());
+}
+
 /// Conv with X = input x_in and W = input w_in (QLinearConv has them at 0 and 3).
 Status ConvCore(InferContext& ctx, size_t x_in, size_t w_in, DataType dtype) {
+  MEMOPT_RETURN_IF_ERROR(CheckWindow(ctx, x_in));
   const Shape* x = ctx.InputShape(x_in);
   const Shape* w = ctx.InputShape(w_in);
   if (x == nullptr || x->size() < 3) {
@@ -87,6 +97,7 @@ Status QLinearConvRule(InferContext& ctx) {
 }
 
 Status ConvTransposeRule(InferContext& ctx) {
+  MEMOPT_RETURN_IF_ERROR(CheckWindow(ctx, 0));
   const Shape* x = ctx.InputShape(0);
   const Shape* w = ctx.InputShape(1);
   const DataType dtype = ctx.InputType(0);
@@ -136,6 +147,7 @@ Status ConvTransposeRule(InferContext& ctx) {
 
 /// MaxPool / AveragePool / LpPool (+ MaxPool Indices int64).
 Status PoolRule(InferContext& ctx) {
+  MEMOPT_RETURN_IF_ERROR(CheckWindow(ctx, 0));
   const Shape* x = ctx.InputShape(0);
   const DataType dtype = ctx.InputType(0);
   std::optional<Shape> out;

@@ -138,8 +138,8 @@ int ReportError(const Status& status) {
   return ExitCodeFor(status);
 }
 
-void PrintWarning(const std::string& message) {
-  if (g_globals.verbosity < -1) return;  // -qq
+void PrintWarning(const std::string& message, bool even_if_quiet) {
+  if (g_globals.verbosity < -1 && !even_if_quiet) return;  // -qq
   std::fprintf(stderr, "memopt: %swarning:%s %s\n", Yellow(), Reset(), message.c_str());
 }
 void PrintHint(const std::string& message) {

@@ -90,7 +90,8 @@ void ApplyThreads(int threads);
 int ExitCodeFor(const Status& status);
 /// Prints "memopt: error: <message>" to stderr and returns the exit code for it.
 int ReportError(const Status& status);
-void PrintWarning(const std::string& message);
+/// `even_if_quiet`: also under -qq (what a CI gate must never pass in silence).
+void PrintWarning(const std::string& message, bool even_if_quiet = false);
 void PrintHint(const std::string& message);
 
 /// A model loaded and shape-inferred, with the time each stage took.

@@ -142,6 +142,11 @@ int RunApply(const ApplyArgs& args, const GlobalOptions& globals) {
   for (const Node& node : graph.nodes) {
     if (scan->order.IsForward(node.id)) report.forward_flops += EstimateNodeCost(graph, node, *dims).flops;
   }
+  if (RaisesPeak(report) == true) {
+    auto raisers = FindPeakRaisers(graph, *scan, selection->plans, *dims);
+    if (!raisers.ok()) return ReportError(raisers.status().WithContext(args.model));
+    report.peak_raisers = std::move(raisers).value();
+  }
   if (!args.timeline.empty()) {
     RewriteTimelineRequest request;
     request.path = args.timeline;
@@ -216,6 +221,7 @@ int RunApply(const ApplyArgs& args, const GlobalOptions& globals) {
   if (selection->plans.empty() && globals.verbosity >= 0) {
     PrintWarning("the config selects no plan; the model was written unchanged");
   }
+  if (const std::string raised = PeakRaisedWarning(report); !raised.empty()) PrintWarning(raised);
   return kExitOk;
 }
 

@@ -76,6 +76,12 @@ int RunGrad(const GradArgs& args, const GlobalOptions& globals) {
     PrintWarning(fmt::format("{} trainable tensor(s) do not affect the differentiated outputs and get no gradient: {}",
                              result->unused_trainable.size(), ListNames(result->unused_trainable, 5)));
   }
+  if (globals.verbosity >= 0 && !result->nondifferentiable_trainable.empty()) {
+    PrintWarning(fmt::format(
+        "{} trainable tensor(s) reach the differentiated outputs only through integer, boolean or index values, "
+        "which carry no gradient, and get none: {}",
+        result->nondifferentiable_trainable.size(), ListNames(result->nondifferentiable_trainable, 5)));
+  }
   if (globals.verbosity >= 0) {
     for (const TiedParameter& t : result->tied_parameters) {
       std::vector<std::string> quoted;
@@ -86,6 +92,9 @@ int RunGrad(const GradArgs& args, const GlobalOptions& globals) {
           "weights): export in training mode to keep them apart (docs/grad.md)",
           t.initializer, t.nodes.size(), t.modules, ListNames(quoted, 3)));
     }
+  }
+  if (globals.verbosity >= 0) {
+    for (const std::string& w : result->export_mismatches) PrintWarning(w);
   }
   for (const auto& w : result->warnings) PrintInfo(1, w);
   return kExitOk;

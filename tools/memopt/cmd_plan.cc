@@ -305,6 +305,11 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
     }
     report.forward_flops = forward;
   }
+  if (RaisesPeak(report) == true) {
+    auto raisers = FindPeakRaisers(graph, *scan, selection->plans, *dims);
+    if (!raisers.ok()) return ReportError(raisers.status().WithContext(args.model));
+    report.peak_raisers = std::move(raisers).value();
+  }
   report.output = args.output;
   if (!args.timeline.empty()) {
     RewriteTimelineRequest request;
@@ -329,6 +334,10 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
   if (globals.verbosity >= 0) {
     for (const std::string& w : warnings) PrintWarning(w);
     for (const std::string& w : selection->warnings) PrintWarning(w);
+  }
+  // A plan that makes the peak worse is never silent: a gate that passes says it even under -qq.
+  if (const std::string raised = PeakRaisedWarning(report); !raised.empty()) {
+    PrintWarning(raised, /*even_if_quiet=*/args.gates.any());
   }
   if (planned && !planned->met) {
     return ReportError(Status(ErrorCode::kBudgetNotMet,

@@ -5,6 +5,8 @@
 #include <google/protobuf/stubs/common.h>
 #include <onnx/common/version.h>
 
+#include "exec/kernels/kernel_util.h"
+
 namespace memopt::cli {
 
 std::string CudaDriverVersion() {
@@ -23,6 +25,9 @@ std::string CudaDriverVersion() {
 std::string VersionString() {
   std::string v = std::string("memopt ") + MEMOPT_VERSION + " (onnx " + onnx::LAST_RELEASE_VERSION + ", protobuf " +
                   google::protobuf::internal::VersionString(GOOGLE_PROTOBUF_VERSION);
+  // The BLAS kernels chosen at run time (OPENBLAS_CORETYPE): the CPU results' bits depend on them.
+  const std::string blas = BlasCoreName();
+  if (!blas.empty()) v += ", OpenBLAS " + blas;
 #ifdef MEMOPT_CUDA_VERSION
   v += std::string(", CUDA ") + MEMOPT_CUDA_VERSION;
 #else

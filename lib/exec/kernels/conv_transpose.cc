@@ -9,6 +9,7 @@
 // for SAME_UPPER (at the end for SAME_LOWER).
 #include "exec/kernels/im2col.h"
 #include "exec/kernels/math_util.h"
+#include "shape/window_attributes.h"
 
 namespace memopt::math {
 namespace {
@@ -25,6 +26,8 @@ Expected<TransposeGeometry> Geometry(const KernelContext& ctx, const std::vector
                                      const std::vector<int64_t>& wk) {
   const Node& node = *ctx.node;
   const size_t n = in.size();
+  // The counts and signs, as shape inference checks them on load (shape/window_attributes.h).
+  if (Status s = shape::CheckWindowAttributes(node, static_cast<int64_t>(n)); !s.ok()) return ctx.Error(s.message());
   auto get = [&](const char* name, size_t count, int64_t def) -> Expected<std::vector<int64_t>> {
     std::vector<int64_t> v = node.GetInts(name);
     if (v.empty()) v.assign(count, def);

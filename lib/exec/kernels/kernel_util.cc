@@ -282,47 +282,62 @@ void ParallelFor(int64_t n, int64_t cost_per_item, const std::function<void(int6
 // ---------------------------------------------------------------------------------------------
 // BLAS.
 
+std::string BlasCoreName() {
+  const char* name = openblas_get_corename();
+  return name == nullptr ? "" : name;
+}
+
 namespace {
 blasint B(int64_t v) { return static_cast<blasint>(v); }
 }  // namespace
 
 namespace {
 
-/// Products below this many multiply-adds run on the calling thread: splitting them costs more
-/// in waking the pool than it saves.
-constexpr int64_t kMinParallelGemmMacs = int64_t{1} << 20;
-/// Column blocks are multiples of this (whole register tiles of the BLAS kernels).
+/// Large products are cut into blocks, one single-threaded BLAS call each, and the blocks run on
+/// the pool. The cut depends on the shape alone, never on the thread count: OpenBLAS's kernels
+/// (Haswell's, Zen's, SkylakeX's) sum an element in an order that depends on the call's m and n
+/// and on the element's place in its register tile, so a cut that followed the thread count gave
+/// other bits on 2 threads than on 1. With the same blocks on any number of threads (and inside a
+/// parallel region, where they run one after another), every element comes from the same call on
+/// the same data, whichever kernel OpenBLAS selected (OPENBLAS_CORETYPE).
+///
+/// A block does at least kGemmBlockMacs multiply-adds (smaller products stay one call: waking the
+/// pool would cost more than it saves); at most kMaxGemmBlocks blocks.
+constexpr int64_t kGemmBlockMacs = int64_t{1} << 20;
+constexpr int64_t kMaxGemmBlocks = 8;
+/// Column blocks are multiples of this, row blocks of kGemmRowAlign (whole register tiles).
 constexpr int64_t kGemmColumnAlign = 16;
+constexpr int64_t kGemmRowAlign = 8;
 
-/// C = alpha op(A) op(B) + beta C, split into row or column blocks over the pool, each block one
-/// single-threaded BLAS call. Each element's sum over k is the same call on the same data, so the
-/// split does not change it.
+/// C = alpha op(A) op(B) + beta C as `call(m', n', A', B', C')` on row or column blocks.
 template <typename T, typename Call>
 void SplitGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
                int64_t ldb, T* c, int64_t ldc, Call&& call) {
-  const int64_t threads = NumThreads();
-  if (threads < 2 || t_in_parallel || m * n * k < kMinParallelGemmMacs) {
+  const int64_t by_work = std::clamp<int64_t>(m * n * std::max<int64_t>(k, 1) / kGemmBlockMacs, 1, kMaxGemmBlocks);
+  const bool by_columns = n >= m;
+  const int64_t blocks = std::min(by_work, by_columns ? n / kGemmColumnAlign : m / kGemmRowAlign);
+  if (blocks < 2) {
     call(m, n, a, b, c);
     return;
   }
-  if (n >= m && n >= 2 * kGemmColumnAlign) {
-    const int64_t blocks = std::min<int64_t>(threads, n / kGemmColumnAlign);
-    GetPool().Run(blocks, [&](int64_t begin, int64_t end) {
-      for (int64_t blk = begin; blk < end; ++blk) {
-        const int64_t j0 = n * blk / blocks / kGemmColumnAlign * kGemmColumnAlign;
-        const int64_t j1 = blk + 1 == blocks ? n : n * (blk + 1) / blocks / kGemmColumnAlign * kGemmColumnAlign;
-        if (j0 < j1) call(m, j1 - j0, a, trans_b ? b + j0 * ldb : b + j0, c + j0);
-      }
-    });
-    return;
-  }
-  const int64_t blocks = std::min<int64_t>(threads, m);
-  GetPool().Run(blocks, [&](int64_t begin, int64_t end) {
+  const int64_t extent = by_columns ? n : m, align = by_columns ? kGemmColumnAlign : kGemmRowAlign;
+  auto run = [&](int64_t begin, int64_t end) {
     for (int64_t blk = begin; blk < end; ++blk) {
-      const int64_t i0 = m * blk / blocks, i1 = m * (blk + 1) / blocks;
-      if (i0 < i1) call(i1 - i0, n, trans_a ? a + i0 : a + i0 * lda, b, c + i0 * ldc);
+      const int64_t s0 = extent * blk / blocks / align * align;
+      const int64_t s1 = blk + 1 == blocks ? extent : extent * (blk + 1) / blocks / align * align;
+      if (s0 >= s1) continue;
+      if (by_columns) {
+        call(m, s1 - s0, a, trans_b ? b + s0 * ldb : b + s0, c + s0);
+      } else {
+        call(s1 - s0, n, trans_a ? a + s0 : a + s0 * lda, b, c + s0 * ldc);
+      }
     }
-  });
+  };
+  if (NumThreads() < 2 || t_in_parallel) {
+    run(0, blocks);
+  } else {
+    GetPool().Run(blocks, run);
+  }
 }
 
 void Blas(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,

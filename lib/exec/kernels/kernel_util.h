@@ -211,12 +211,18 @@ void ParallelFor(int64_t n, int64_t cost_per_item, const std::function<void(int6
 
 /// C[m,n] = alpha * op(A)[m,k] * op(B)[k,n] + beta * C. lda/ldb/ldc are row strides of A, B, C as
 /// stored (A is [m,k] or, transposed, [k,m]).
-/// Products of 2^20 multiply-adds and more are split into row or column blocks over NumThreads()
-/// (outside a ParallelFor), with the same result as one thread.
+/// Products of 2 * 2^20 multiply-adds and more are cut into up to 8 row or column blocks, one BLAS
+/// call each, run over NumThreads() (one after another inside a ParallelFor). The cut depends on
+/// the shape alone, so the result has the same bits on any thread count, whichever kernel
+/// OpenBLAS selected (OPENBLAS_CORETYPE); it may differ from one whole-product BLAS call.
 void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
           const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
           const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
+
+/// The kernel set OpenBLAS selected ("Haswell", "SkylakeX", "Prescott", ...: OPENBLAS_CORETYPE or
+/// its CPU detection); "" for another BLAS.
+std::string BlasCoreName();
 
 /// Converts a float16/bfloat16/float/double tensor's elements to a float vector (and back).
 std::vector<float> ToFloatVector(const Tensor& t);

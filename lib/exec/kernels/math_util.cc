@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "shape/window_attributes.h"
+
 namespace memopt::math {
 
 Status UnsupportedDtype(const KernelContext& ctx, DataType t, const std::string& what) {
@@ -31,16 +33,13 @@ Expected<WindowGeometry> ForwardWindow(const KernelContext& ctx, const std::vect
     return ctx.Error("kernel_shape has " + std::to_string(g.kernel.size()) + " entries but the input has " +
                      std::to_string(n) + " spatial dims");
   }
+  // The counts and signs, as shape inference checks them on load (shape/window_attributes.h).
+  if (Status s = shape::CheckWindowAttributes(node, static_cast<int64_t>(n)); !s.ok()) return ctx.Error(s.message());
   g.strides = OrDefault(node.GetInts("strides"), n, 1);
   g.dilations = OrDefault(node.GetInts("dilations"), n, 1);
   g.pads = OrDefault(node.GetInts("pads"), 2 * n, 0);
-  if (g.strides.size() != n || g.dilations.size() != n || g.pads.size() != 2 * n) {
-    return ctx.Error("strides/dilations/pads do not match the " + std::to_string(n) + " spatial dims");
-  }
   for (size_t i = 0; i < n; ++i) {
-    if (g.kernel[i] <= 0 || g.strides[i] <= 0 || g.dilations[i] <= 0) {
-      return ctx.Error("kernel_shape, strides and dilations must be positive");
-    }
+    if (g.kernel[i] <= 0) return ctx.Error("kernel_shape has the entry " + std::to_string(g.kernel[i]) + "; its entries must be positive");
   }
   const std::string auto_pad = node.GetString("auto_pad", "NOTSET");
   g.out.resize(n);

@@ -1,0 +1,1 @@
+grad @SRC@/tests/data/grad_cases/unbind_dynamo.onnx -o @WORK@/train.onnx

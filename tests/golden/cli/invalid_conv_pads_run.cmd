@@ -1,0 +1,1 @@
+run @SRC@/tests/data/bad/conv_pads_2d.onnx

@@ -1,0 +1,1 @@
+scan @SRC@/tests/data/bad/conv_pads_2d.onnx --boundary /conv/Conv

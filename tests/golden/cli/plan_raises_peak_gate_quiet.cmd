@@ -1,0 +1,1 @@
+-qq plan @SRC@/tests/data/plan/peak_raising_level1.onnx --level 1 --format json --fail-above 1MiB
