@@ -3,6 +3,7 @@
 # prints executions and crashes per target. Exit 1 when any target crashed, leaked or hung.
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET=60] [BUILD_DIR=build-fuzz]
 #   FUZZ_TARGETS="fuzz_config fuzz_dims_size" restricts the targets; FUZZ_JOBS=N runs N workers;
+#   FUZZ_PARALLEL=N runs N targets at once (default 1);
 #   FUZZ_MAX_LEN caps input sizes (default 262144; small values make the model loader ~10x faster);
 #   FUZZ_RUNS=N stops each target after N executions instead (SECONDS then only caps the time);
 #   FUZZ_RSS_LIMIT_MB (default 2560): libFuzzer's own bookkeeping (entropic feature counts) grows
@@ -41,25 +42,44 @@ seed_dirs() {
   esac
 }
 
-status=0
-printf '%-20s %12s %8s %8s %s\n' target executions seconds crashes result
-for t in $targets; do
-  work=$build/fuzz/$t
+run_target() {  # target: runs it, writes its result row to BUILD_DIR/fuzz/<target>/result.txt
+  local t=$1 work=$build/fuzz/$1
   mkdir -p "$work/corpus"
+  rm -f "$work/result.txt"
   # Seeds are copied (libFuzzer writes new inputs into its first corpus folder).
   for d in $(seed_dirs "$t"); do
     [[ -d $d ]] && find "$d" -maxdepth 1 -type f -size -4M -exec cp -n {} "$work/corpus/" \;
   done
-  log=$work/log.txt
-  start=$SECONDS
+  local log=$work/log.txt start=$SECONDS
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     "$build/tests/fuzz/$t" "$work/corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb="${FUZZ_RSS_LIMIT_MB:-2560}" -malloc_limit_mb=2048 \
     -max_len="${FUZZ_MAX_LEN:-262144}" -print_final_stats=1 -artifact_prefix="$work/" ${FUZZ_JOBS:+-fork=$FUZZ_JOBS} ${FUZZ_RUNS:+-runs=$FUZZ_RUNS} ${FUZZ_FLAGS:-} >"$log" 2>&1
-  rc=$?
+  local rc=$?
+  local execs crashes result=ok
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -n 1)
   crashes=$(find "$work" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
-  result=ok
-  if [[ $rc != 0 || $crashes != 0 ]]; then result="FAILED (see $log)"; status=1; fi
-  printf '%-20s %12s %8s %8s %s\n' "$t" "${execs:-?}" "$((SECONDS - start))" "$crashes" "$result"
+  if [[ $rc != 0 || $crashes != 0 ]]; then result="FAILED (see $log)"; fi
+  printf '%-20s %12s %8s %8s %s\n' "$t" "${execs:-?}" "$((SECONDS - start))" "$crashes" "$result" >"$work/result.txt"
+}
+
+# FUZZ_PARALLEL=N runs N targets at a time (each on one core; CI's 2 cores run two).
+parallel=${FUZZ_PARALLEL:-1}
+running=0
+for t in $targets; do
+  if ((running >= parallel)); then
+    wait -n
+    running=$((running - 1))
+  fi
+  run_target "$t" &
+  running=$((running + 1))
+done
+wait
+
+status=0
+printf '%-20s %12s %8s %8s %s\n' target executions seconds crashes result
+for t in $targets; do
+  row=$(cat "$build/fuzz/$t/result.txt" 2>/dev/null || printf '%-20s %12s %8s %8s %s' "$t" "?" "?" "?" "FAILED (no result)")
+  echo "$row"
+  [[ $row == *FAILED* ]] && status=1
 done
 exit $status

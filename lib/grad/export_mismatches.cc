@@ -89,26 +89,51 @@ void FindSplitTiedWeights(const Model& model, const GradSelection& s, std::vecto
   }
 }
 
-/// The metadata of a torch.export-based export names the aten op a node came from.
-bool ExportedFromInferenceOp(const Node& node) {
+/// What the metadata of a torch.export-based export (`pkg.torch.onnx.fx_node`) says of the aten
+/// batch norm a node came from: kInference for `_native_batch_norm_legit_no_training` (an
+/// eval-mode export), kTraining for a batch norm called with training=True (PyTorch 2.15 writes
+/// `_native_batch_norm_legit_functional(..., True, momentum, eps)` as an inference-mode node).
+enum class BatchNormOrigin { kUnknown, kInference, kTraining };
+
+BatchNormOrigin OriginOf(const Node& node) {
   for (const auto& [key, value] : io::NodeMetadata(node.proto)) {
-    if (value.find("no_training") != std::string::npos) return true;
+    if (key != "pkg.torch.onnx.fx_node" || value.find("batch_norm") == std::string::npos) continue;
+    if (value.find("no_training") != std::string::npos) return BatchNormOrigin::kInference;
+    if (value.find("_native_batch_norm_legit_functional") != std::string::npos ||
+        value.find(", True, ") != std::string::npos) {
+      return BatchNormOrigin::kTraining;
+    }
   }
-  return false;
+  return BatchNormOrigin::kUnknown;
 }
 
 void FindInferenceBatchNorms(const Model& model, const GradSelection& s, std::vector<std::string>& out) {
   const Graph& g = model.graph;
   std::vector<std::string> nodes, statistics;
+  int from_training = 0;
   for (const Node& node : g.nodes) {
     if (node.op_type != "BatchNormalization" || !node.domain.empty() || !s.differentiated[node.id]) continue;
-    if (node.GetInt("training_mode", 0) != 0 || ExportedFromInferenceOp(node)) continue;
+    if (node.GetInt("training_mode", 0) != 0) continue;
+    const BatchNormOrigin origin = OriginOf(node);
+    if (origin == BatchNormOrigin::kInference) continue;
+    if (origin == BatchNormOrigin::kTraining) ++from_training;
     nodes.push_back(Label(node));
     for (size_t i = 3; i < node.inputs.size() && i < 5; ++i) {
       if (node.inputs[i] != kNone) statistics.push_back(g.value(node.inputs[i]).name);
     }
   }
   if (nodes.empty()) return;
+  if (from_training > 0) {
+    out.push_back(fmt::format(
+        "{} BatchNormalization node(s) on the gradient path were exported from a training-mode BatchNorm (their "
+        "export metadata names aten batch_norm with training=True) but run in inference mode ({}): they normalise "
+        "with the running statistics given as inputs ({}) where PyTorch normalises with each batch's statistics, so "
+        "the loss and the gradients differ from PyTorch's. The current dynamo exporter writes a training-mode "
+        "BatchNorm2d this way; export with TorchScript (dynamo=False, training=torch.onnx.TrainingMode.TRAINING) for "
+        "a training-mode graph, or train with model.eval() BatchNorm (docs/grad.md)",
+        nodes.size(), Quoted(nodes, 3), Quoted(statistics, 4)));
+    return;
+  }
   out.push_back(fmt::format(
       "{} BatchNormalization node(s) on the gradient path run in inference mode ({}): they normalise with the "
       "running statistics given as inputs ({}), so the gradients are those of frozen statistics, not of PyTorch's "

@@ -12,8 +12,10 @@
 //  * An inference-mode BatchNormalization on the gradient path (training_mode 0 or absent): it
 //    normalises with the running statistics given as inputs, so its gradients are those of frozen
 //    statistics, not of PyTorch's training-mode BatchNorm. The current dynamo exporter writes a
-//    training-mode BatchNorm2d this way. Nodes whose export metadata names an inference op
-//    (`_native_batch_norm_legit_no_training`) are left out: the model was exported in eval mode.
+//    training-mode BatchNorm2d this way. Nodes whose export metadata (`pkg.torch.onnx.fx_node`)
+//    names an inference op (`_native_batch_norm_legit_no_training`) are left out: the model was
+//    exported in eval mode; when it names a batch norm called with training=True, the warning
+//    says the loss and gradients differ from PyTorch's.
 #pragma once
 
 #include <cstdint>

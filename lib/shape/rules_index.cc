@@ -94,10 +94,8 @@ Status GatherRule(InferContext& ctx) {
   const int64_t raw_axis = ctx.node().GetInt("axis", 0);
   auto axis = NormalizeAxis(raw_axis, static_cast<int64_t>(data->size()));
   if (!axis.has_value()) {
-    ctx.Diagnose(ctx.OutputName(0), "Gather axis " + std::to_string(raw_axis) + " out of range for rank " +
+    return ctx.Error("Gather axis " + std::to_string(raw_axis) + " out of range for rank " +
                                         std::to_string(data->size()));
-    ctx.SetOutput(0, dtype, std::nullopt);
-    return Status::Ok();
   }
   Shape out(data->begin(), data->begin() + *axis);
   out.insert(out.end(), indices->begin(), indices->end());

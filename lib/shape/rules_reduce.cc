@@ -45,10 +45,8 @@ Status ReduceRule(InferContext& ctx) {
     for (int64_t a : *axes.values) {
       auto axis = NormalizeAxis(a, rank);
       if (!axis.has_value()) {
-        ctx.Diagnose(ctx.OutputName(0), "reduction axis " + std::to_string(a) + " out of range for rank " +
+        return ctx.Error("reduction axis " + std::to_string(a) + " out of range for rank " +
                                             std::to_string(rank));
-        ctx.SetOutput(0, dtype, std::nullopt);
-        return Status::Ok();
       }
       reduce[*axis] = true;
     }
@@ -74,10 +72,8 @@ Status ArgReduceRule(InferContext& ctx) {
   const int64_t raw_axis = ctx.node().GetInt("axis", 0);
   auto axis = NormalizeAxis(raw_axis, static_cast<int64_t>(in->size()));
   if (!axis.has_value()) {
-    ctx.Diagnose(ctx.OutputName(0), "axis " + std::to_string(raw_axis) + " out of range for rank " +
+    return ctx.Error("axis " + std::to_string(raw_axis) + " out of range for rank " +
                                         std::to_string(in->size()));
-    ctx.SetOutput(0, DataType::kInt64, std::nullopt);
-    return Status::Ok();
   }
   Shape out = *in;
   if (ctx.node().GetInt("keepdims", 1) != 0) {

@@ -96,10 +96,8 @@ Status FlattenRule(InferContext& ctx) {
   int64_t axis = ctx.node().GetInt("axis", 1);
   if (axis < 0) axis += rank;
   if (axis < 0 || axis > rank) {
-    ctx.Diagnose(ctx.OutputName(0), "Flatten axis " + std::to_string(ctx.node().GetInt("axis", 1)) +
+    return ctx.Error("Flatten axis " + std::to_string(ctx.node().GetInt("axis", 1)) +
                                         " out of range for rank " + std::to_string(rank));
-    ctx.SetOutput(0, ctx.InputType(0), std::nullopt);
-    return Status::Ok();
   }
   ctx.SetOutput(0, ctx.InputType(0),
                 Shape{ProductOfDims(*in, 0, static_cast<size_t>(axis)), ProductOfDims(*in, static_cast<size_t>(axis), in->size())});
@@ -130,9 +128,7 @@ Status TransposeRule(InferContext& ctx) {
     out.push_back((*in)[*axis]);
   }
   if (!valid) {
-    ctx.Diagnose(ctx.OutputName(0), "Transpose perm " + IntsToString(perm) + " does not fit rank " + std::to_string(rank));
-    ctx.SetOutput(0, ctx.InputType(0), std::nullopt);
-    return Status::Ok();
+    return ctx.Error("Transpose perm " + IntsToString(perm) + " does not fit rank " + std::to_string(rank));
   }
   ctx.SetOutput(0, ctx.InputType(0), std::move(out));
   return Status::Ok();
@@ -166,9 +162,7 @@ Status SqueezeRule(InferContext& ctx) {
     for (int64_t a : *axes.values) {
       auto axis = NormalizeAxis(a, rank);
       if (!axis.has_value()) {
-        ctx.Diagnose(ctx.OutputName(0), "Squeeze axis " + std::to_string(a) + " out of range for rank " + std::to_string(rank));
-        ctx.SetOutput(0, dtype, std::nullopt);
-        return Status::Ok();
+        return ctx.Error("Squeeze axis " + std::to_string(a) + " out of range for rank " + std::to_string(rank));
       }
       drop[*axis] = true;
     }
@@ -251,10 +245,7 @@ Status ConcatRule(InferContext& ctx) {
   const int64_t raw_axis = ctx.node().GetInt("axis", 0);
   auto axis = NormalizeAxis(raw_axis, rank);
   if (!axis.has_value()) {
-    ctx.Diagnose(ctx.OutputName(0), "Concat axis " + std::to_string(raw_axis) + " out of range for rank " + std::to_string(rank));
-    ctx.SetOutput(0, dtype, std::nullopt);
-    if (training) ctx.SetOutput(1, DataType::kInt64, Shape{SymExpr(n)});
-    return Status::Ok();
+    return ctx.Error("Concat axis " + std::to_string(raw_axis) + " out of range for rank " + std::to_string(rank));
   }
   Shape out(ref->size());
   std::vector<SymExpr> lengths;
@@ -307,9 +298,7 @@ Status SplitRule(InferContext& ctx) {
   const int64_t raw_axis = ctx.node().GetInt("axis", 0);
   auto axis = NormalizeAxis(raw_axis, rank);
   if (!axis.has_value()) {
-    ctx.Diagnose(ctx.OutputName(0), "Split axis " + std::to_string(raw_axis) + " out of range for rank " + std::to_string(rank));
-    for (size_t o = 0; o < n; ++o) ctx.SetOutput(o, dtype, std::nullopt);
-    return Status::Ok();
+    return ctx.Error("Split axis " + std::to_string(raw_axis) + " out of range for rank " + std::to_string(rank));
   }
   const SymExpr d = (*in)[*axis];
   std::vector<std::optional<SymExpr>> sizes(n);
@@ -389,9 +378,8 @@ Status TileRule(InferContext& ctx) {
   }
   const std::vector<SymExpr>* repeats = ctx.InputValues(1);
   if (repeats != nullptr && repeats->size() != in->size()) {
-    ctx.Diagnose(ctx.OutputName(0), "Tile repeats has " + std::to_string(repeats->size()) + " entries for rank " +
-                                        std::to_string(in->size()));
-    repeats = nullptr;
+    return ctx.Error("Tile repeats has " + std::to_string(repeats->size()) + " entries for rank " +
+                     std::to_string(in->size()));
   }
   Shape out(in->size());
   for (size_t k = 0; k < in->size(); ++k) {

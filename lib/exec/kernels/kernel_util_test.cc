@@ -175,7 +175,8 @@ TEST_CASE("kernel util: a Gemm split over threads gives the one-thread result", 
   // call's shape.
   const int before = NumThreads();
   const std::vector<std::array<int64_t, 3>> shapes = {{300, 37, 211}, {45, 700, 129}, {128, 1024, 96}, {1000, 33, 70}};
-  for (const auto& [m, n, k] : shapes) {
+  for (const auto& shape : shapes) {
+    const int64_t m = shape[0], n = shape[1], k = shape[2];  // named: lambdas below capture them
     for (int t = 0; t < 4; ++t) {
       const bool ta = (t & 1) != 0, tb = (t & 2) != 0;
       std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
