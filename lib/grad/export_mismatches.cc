@@ -36,7 +36,9 @@ std::optional<bool> IsTransposedCopy(InitializerReader& reader, const Value& tab
   auto c = reader.Read(copy);
   if (!t.ok() || !c.ok() || t->dtype() != c->dtype() || t->numel() != c->numel()) return std::nullopt;
   const int64_t rows = t->shape()[0], cols = t->shape()[1];
-  const size_t elem = static_cast<size_t>(t->bytes() / std::max<int64_t>(1, t->numel()));
+  const int64_t elem_bytes = ElemByteSize(t->dtype());
+  if (elem_bytes <= 0) return std::nullopt;  // strings: not a weight
+  const auto elem = static_cast<size_t>(elem_bytes);
   const auto* tb = static_cast<const unsigned char*>(t->raw());
   const auto* cb = static_cast<const unsigned char*>(c->raw());
   for (int64_t i = 0; i < rows; ++i) {

@@ -66,8 +66,7 @@ Expected<std::vector<PeakRaiser>> FindPeakRaisers(const Graph& graph, const Scan
   std::vector<std::string> entries;
   std::map<std::string, std::vector<size_t>> by_entry;
   for (size_t p : plans) {
-    const RecomputePlan& plan = scan.plans[p];
-    const std::string entry = plan.cluster_id + ":" + std::to_string(plan.type()) + ":-1";
+    const std::string entry = PlanConfig(scan.plans[p]);
     if (!by_entry.count(entry)) entries.push_back(entry);
     by_entry[entry].push_back(p);
   }
