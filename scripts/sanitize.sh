@@ -12,16 +12,19 @@ jobs=${CTEST_JOBS:-$(nproc)}
 
 fuzz=OFF
 compiler=g++
+linker=()
 if command -v clang++ >/dev/null 2>&1; then
   compiler=clang++
   fuzz=ON
+  # LLVM's linker links the sanitized binaries in a quarter of the time of the default one.
+  command -v ld.lld >/dev/null 2>&1 && linker=(-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld)
 fi
 if ! command -v nvcc >/dev/null 2>&1 && [[ -x /usr/local/cuda/bin/nvcc ]]; then
   export PATH=/usr/local/cuda/bin:$PATH
 fi
 # -O1: sanitizer builds are about checking, and -O1 keeps the build and the tests fast.
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
-      -DCMAKE_CXX_COMPILER="$compiler" -DMEMOPT_SANITIZE=address,undefined -DMEMOPT_FUZZ="$fuzz" -DMEMOPT_CUDA=OFF >/dev/null
+      -DCMAKE_CXX_COMPILER="$compiler" -DMEMOPT_SANITIZE=address,undefined -DMEMOPT_FUZZ="$fuzz" -DMEMOPT_CUDA=OFF "${linker[@]}" >/dev/null
 cmake --build "$build" -j "$(nproc)"
 
 # allocator_may_return_null: a failed huge allocation returns null, so the tests see memopt's own
