@@ -41,6 +41,15 @@ Status CudaKernelContext::UnsupportedType(DataType dtype) const {
   return Unsupported("node " + node->Describe() + ": " + DataTypeName(dtype) + " is not supported on the GPU");
 }
 
+const CudaKernelRegistry& CudaKernelRegistry::Builtin() {
+  static const CudaKernelRegistry registry = [] {
+    CudaKernelRegistry r;
+    RegisterCudaOpFiles(r);
+    return r;
+  }();
+  return registry;
+}
+
 std::vector<std::string> CudaKernelRegistry::OpNames() const {
   std::vector<std::string> names;
   for (const auto& [key, fn] : kernels_) names.push_back(OpKey(key.first, key.second).ToString());

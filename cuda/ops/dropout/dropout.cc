@@ -140,7 +140,7 @@ Status DropoutBackward(CudaKernelContext& ctx) {
 
 }  // namespace
 
-void RegisterDropoutKernels(CudaKernelRegistry& r) {
+MEMOPT_CUDA_OPS(dropout, dropout) {
   r.Register("", "Dropout", DropoutForward);
   for (const char* op : {"BitmaskDropout", "BiasDropout", "BitmaskBiasDropout"}) {
     r.Register(kMs, op, DropoutForward);

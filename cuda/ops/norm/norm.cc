@@ -2,8 +2,7 @@
 // RMSNormalization, com.microsoft SkipLayerNormalization / SkipSimplifiedLayerNormalization, and
 // the com.microsoft gradients LayerNormalizationGrad, SimplifiedLayerNormalizationGrad and
 // InvertibleLayerNormalizationGrad. Every op decodes its inputs and attributes with the CPU
-// kernels' decode (ops/norm/layer_norm.h). The Reduce* ops register from here too
-// (kernels/reduce.cc).
+// kernels' decode (ops/norm/layer_norm.h).
 #include <string>
 #include <vector>
 
@@ -16,7 +15,6 @@
 
 namespace memopt::cuda {
 
-void RegisterReduceKernels(CudaKernelRegistry& r);  // kernels/reduce.cc
 
 namespace {
 
@@ -204,7 +202,7 @@ constexpr const char* kMs = "com.microsoft";
 
 }  // namespace
 
-void RegisterNormKernels(CudaKernelRegistry& r) {
+MEMOPT_CUDA_OPS(norm, norm) {
   r.Register("", "LayerNormalization", [](CudaKernelContext& ctx) { return NormalizeLastDims(ctx, false, 2, 1, 2); });
   r.Register("", "SimplifiedLayerNormalization",
              [](CudaKernelContext& ctx) { return NormalizeLastDims(ctx, true, -1, -1, 1); });
@@ -214,7 +212,6 @@ void RegisterNormKernels(CudaKernelRegistry& r) {
   r.Register(kMs, "LayerNormalizationGrad", LayerNormGrad);
   r.Register(kMs, "SimplifiedLayerNormalizationGrad", LayerNormGrad);
   r.Register(kMs, "InvertibleLayerNormalizationGrad", LayerNormGrad);
-  RegisterReduceKernels(r);
 }
 
 }  // namespace memopt::cuda

@@ -2,7 +2,7 @@
 // warp for rows up to 1024 elements, the block for longer ones), statistics in float as on the
 // CPU. The row is kept in shared memory between the passes when it fits, so x is read once.
 #include "norm_launch.h"
-#include "reduce_common.cuh"
+#include "ops/reduce/reduce_common.cuh"
 
 namespace memopt::cuda {
 namespace {

@@ -3,7 +3,7 @@
 // all rows by the chunked column reduction (reduce_common.cuh): deterministic, coalesced.
 // Sums accumulate in float (the CPU uses double; see the tests' tolerance).
 #include "norm_launch.h"
-#include "reduce_common.cuh"
+#include "ops/reduce/reduce_common.cuh"
 
 namespace memopt::cuda {
 namespace {

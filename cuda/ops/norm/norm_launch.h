@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "launch.h"
-#include "reduce_launch.h"
+#include "ops/reduce/reduce_launch.h"
 
 namespace memopt::cuda {
 

@@ -1,5 +1,5 @@
 // The batched-product plan shared by the CPU MatMul family (kernels/matmul.cc) and the CUDA
-// wrappers (cuda/kernels/matmul.cc): each operand is described by where its logical [rows, cols]
+// wrappers (cuda/ops/matmul/matmul.cc): each operand is described by where its logical [rows, cols]
 // matrices live in memory (leading dimension, BLAS transpose flag, distance between consecutive
 // batch entries), which covers transA/transB and FusedMatMul's transBatch layouts
 // (ort_training_ops.md 2.10) without copying; batch dims broadcast like numpy.

@@ -1,4 +1,4 @@
-// Device code of kernels/softmax.cc: Softmax, LogSoftmax and BiasSoftmax (three passes over a row:
+// Device code of softmax.cc: Softmax, LogSoftmax and BiasSoftmax (three passes over a row:
 // max, sum of exponentials, write; in float like the CPU) and their gradients (one row sum, in
 // double like the CPU, then the write pass). Row layout and group sizes: softmax_rows.cuh.
 // Contiguous rows of up to 1024 half-precision elements (attention scores) take the packed kernels:

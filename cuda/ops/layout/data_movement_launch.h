@@ -1,4 +1,4 @@
-// Launch functions of kernels/data_movement.cu (no graph headers; see launch.h). The copies are
+// Launch functions of data_movement.cu (no graph headers; see launch.h). The copies are
 // type-agnostic: they move elements of 1, 2, 4, 8 or 16 bytes without looking at them.
 #pragma once
 
@@ -124,9 +124,6 @@ std::vector<int64_t> BroadcastStrides(const std::vector<int64_t>& in, const std:
 bool Collapse(std::vector<int64_t>& dims, std::vector<std::vector<int64_t>>& strides);
 /// The Unsupported error for a layout Collapse could not bring down to kMaxRank dims.
 Status TooManyDims(const CudaKernelContext& ctx);
-
-/// Where, Gather and com.microsoft GatherGrad (gather.cc).
-void RegisterGatherKernels(CudaKernelRegistry& r);
 
 }  // namespace memopt::cuda::dm
 #endif

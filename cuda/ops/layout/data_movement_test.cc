@@ -1,4 +1,4 @@
-// kernels/data_movement (+ gather.cc) against the CPU reference on random non-zero inputs of
+// data_movement.cc (+ ops/index/gather.cc) against the CPU reference on random non-zero inputs of
 // awkward sizes: Transpose, Concat, Split, Expand, Slice, SliceGrad, Where, Gather, GatherGrad,
 // in the float types and in int64/bool (the copies move any element size). The index helpers
 // (FastDivmod, dim merging) are checked on the host, where no GPU is needed.

@@ -1,4 +1,4 @@
-// Launch functions of kernels/softmax.cu and kernels/sce_loss.cu (no graph headers; see launch.h).
+// Launch functions of softmax.cu and sce_loss.cu (no graph headers; see launch.h).
 // Every op here works on "rows": a tensor viewed as [outer, len, inner] has outer * inner rows of
 // `len` elements, element (o, j, i) at (o * len + j) * inner + i. inner == 1 is the contiguous
 // (fast) case; inner > 1 is a softmax over a middle axis or the class axis of [N, C, D1..Dk].

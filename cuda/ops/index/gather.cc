@@ -1,12 +1,11 @@
-// Where, Gather and com.microsoft GatherGrad on the GPU (registered by
-// RegisterDataMovementKernels). The wrappers check nodes as the CPU kernels do
-// (elementwise_variadic.cc, tensor_index.cc, training_shape_grad.cc) and launch the kernels of
-// data_movement.cu.
+// Where, Gather and com.microsoft GatherGrad on the GPU. The wrappers check nodes as the CPU
+// kernels do (elementwise_variadic.cc, tensor_index.cc, training_shape_grad.cc) and launch the
+// kernels of ops/layout/data_movement.cu.
 #include <string>
 #include <vector>
 
 #include "cuda_kernel.h"
-#include "data_movement_launch.h"
+#include "ops/layout/data_movement_launch.h"
 #include "elem_type.h"
 #include "exec/kernels/decode_inputs.h"
 #include "exec/kernels/gather_plan.h"
@@ -109,10 +108,14 @@ Status GatherGrad(CudaKernelContext& ctx) {
 
 }  // namespace
 
-void RegisterGatherKernels(CudaKernelRegistry& r) {
-  r.Register("", "Where", Where);
-  r.Register("", "Gather", Gather);
-  r.Register("com.microsoft", "GatherGrad", GatherGrad);
+}  // namespace memopt::cuda::dm
+
+namespace memopt::cuda {
+
+MEMOPT_CUDA_OPS(index, gather) {
+  r.Register("", "Where", dm::Where);
+  r.Register("", "Gather", dm::Gather);
+  r.Register("com.microsoft", "GatherGrad", dm::GatherGrad);
 }
 
-}  // namespace memopt::cuda::dm
+}  // namespace memopt::cuda

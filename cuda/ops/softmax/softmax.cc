@@ -317,7 +317,7 @@ Status SceLossGrad(CudaKernelContext& ctx, bool internal) {
 
 }  // namespace
 
-void RegisterSoftmaxKernels(CudaKernelRegistry& r) {
+MEMOPT_CUDA_OPS(softmax, softmax) {
   r.Register("", "Softmax", [](CudaKernelContext& ctx) { return SoftmaxFamily(ctx, SoftmaxKind::kSoftmax); });
   r.Register("", "LogSoftmax", [](CudaKernelContext& ctx) { return SoftmaxFamily(ctx, SoftmaxKind::kLogSoftmax); });
   r.Register(kMs, "BiasSoftmax", BiasSoftmax);

@@ -194,7 +194,7 @@ Status VariadicKernel(CudaKernelContext& ctx, VariadicOp op, bool mean) {
 
 }  // namespace
 
-void RegisterReduceKernels(CudaKernelRegistry& r) {
+MEMOPT_CUDA_OPS(reduce, reduce) {
   r.Register("", "ReduceSum", ReduceKernel<ReduceKind::kSum>);
   r.Register("com.microsoft", "ReduceSumTraining", ReduceKernel<ReduceKind::kSum>);
   r.Register("", "ReduceMean", ReduceKernel<ReduceKind::kMean>);

@@ -67,7 +67,7 @@ Status YieldOpKernel(CudaKernelContext& ctx) {
 
 }  // namespace
 
-void RegisterViewKernels(CudaKernelRegistry& r) {
+MEMOPT_CUDA_OPS(layout, view) {
   for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}) r.Register("", op, ViewKernel);
   r.Register("", "Shape", MetadataKernel);
   r.Register("", "Size", MetadataKernel);

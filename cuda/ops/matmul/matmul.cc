@@ -195,7 +195,7 @@ Status Gemm(CudaKernelContext& ctx) {
 
 }  // namespace
 
-void RegisterMatMulKernels(CudaKernelRegistry& r) {
+MEMOPT_CUDA_OPS(matmul, matmul) {
   r.Register("", "MatMul", MatMul);
   r.Register("", "Gemm", Gemm);
   r.Register("com.microsoft", "FusedMatMul", FusedMatMul);

@@ -1,4 +1,4 @@
-// kernels/view.cc against the CPU reference: the output shapes (and errors) come from the CPU
+// view.cc against the CPU reference: the output shapes (and errors) come from the CPU
 // kernels run on metadata, the view ops share the input's block, Shape and Size upload a
 // mirrored int64 result.
 #include <algorithm>

@@ -1,4 +1,5 @@
-// kernels/softmax against the CPU reference on random non-zero inputs of awkward sizes: row lengths
+// Softmax, LogSoftmax, their gradients and the softmax cross-entropy ops against the CPU
+// reference on random non-zero inputs of awkward sizes: row lengths
 // 1, 7, 1023, 4097 and 50257, rows along the last, a middle and a negative axis, the opset < 13
 // 2-D view, BiasSoftmax's two broadcasts, and the cross-entropy losses and their gradients with
 // every reduction, weights, ignored labels, int32/int64 labels and labels with and without a host

@@ -1,4 +1,4 @@
-// kernels/matmul's com.microsoft FusedMatMul and TransposeMatMul against the CPU reference: alpha,
+// matmul.cc's com.microsoft FusedMatMul and TransposeMatMul against the CPU reference: alpha,
 // transA/transB, transBatchA/transBatchB, 1-D operands and broadcast batch dims of awkward sizes,
 // in float32 (TF32 off), float16 and bfloat16.
 #include <algorithm>
@@ -124,6 +124,47 @@ TEST_CASE("cuda matmul: FusedMatMul rejects mismatched inner dims and mixed type
   KernelCall mixed("com.microsoft", "FusedMatMul");
   mixed.Input(RandomTensor(DataType::kFloat, {3, 7}, 1)).Input(RandomTensor(DataType::kFloat16, {7, 5}, 2));
   CHECK_FALSE(testing::RunOnGpu(mixed).ok());
+}
+
+TEST_CASE("cuda kernels: MatMul matches the CPU (1-D, batched, broadcast batches)", "[cuda][gpu]") {
+  MEMOPT_SKIP_WITHOUT_GPU();
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes = {
+      {{7, 1023}, {1023, 5}}, {{7}, {7, 3}},          {{3, 7}, {7}},          {{1, 1}, {1, 1}},
+      {{2, 3, 4, 5}, {5, 6}}, {{2, 1, 4, 5}, {3, 5, 6}}, {{4, 5}, {2, 5, 6}}, {{2, 4, 5}, {2, 5, 7}}};
+  uint32_t seed = 500;
+  for (DataType t : kFloatTypes) {
+    const double tol = t == DataType::kFloat ? 1e-3 : t == DataType::kFloat16 ? 4e-3 : 2e-2;
+    for (const auto& [sa, sb] : shapes) {
+      KernelCall call("", "MatMul");
+      call.Input(RandomTensor(t, sa, seed++));
+        call.Input(RandomTensor(t, sb, seed++));
+      INFO("MatMul " << call.inputs[0]->Describe() << " x " << call.inputs[1]->Describe());
+      CompareWithCpu(call, tol);
+    }
+  }
+}
+
+TEST_CASE("cuda kernels: Gemm matches the CPU (transposes, alpha, beta, broadcast C)", "[cuda][gpu]") {
+  MEMOPT_SKIP_WITHOUT_GPU();
+  const int64_t m = 7, k = 33, n = 5;
+  uint32_t seed = 700;
+  for (DataType t : kFloatTypes) {
+    const double tol = t == DataType::kFloat ? 1e-4 : t == DataType::kFloat16 ? 4e-3 : 2e-2;
+    for (int trans_a = 0; trans_a < 2; ++trans_a) {
+      for (int trans_b = 0; trans_b < 2; ++trans_b) {
+        for (const std::vector<int64_t>& c_shape :
+             std::vector<std::vector<int64_t>>{{}, {n}, {m, 1}, {m, n}, {0}}) {
+          KernelCall call("", "Gemm");
+          call.Int("transA", trans_a).Int("transB", trans_b).Float("alpha", 0.5f).Float("beta", 2.0f);
+          call.Input(RandomTensor(t, trans_a ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k}, seed++));
+          call.Input(RandomTensor(t, trans_b ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n}, seed++));
+          if (c_shape != std::vector<int64_t>{0}) call.Input(RandomTensor(t, c_shape, seed++));  // {0}: no C
+          INFO("Gemm transA " << trans_a << " transB " << trans_b << " C " << c_shape.size() << "-D");
+          CompareWithCpu(call, tol);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
-// Node-level wrappers of the elementwise CUDA kernels: Add/Sub/Mul/Div (broadcasting), Relu,
-// Gelu (ONNX and com.microsoft), FastGelu, BiasGelu and the Gelu gradients. They check inputs
-// the way the CPU kernels do, allocate the output from the pool and launch (launch.h).
-#include <algorithm>
+// Node-level wrappers of the activation CUDA kernels: Relu, Gelu (ONNX and com.microsoft),
+// FastGelu, BiasGelu and the Gelu gradients. They check inputs the way the CPU kernels do,
+// allocate the output from the pool and launch (launch.h, activation.cu).
 #include <string>
 
 #include "cuda_kernel.h"
@@ -10,67 +9,7 @@
 #include "exec/tensor.h"
 
 namespace memopt::cuda {
-
-Expected<std::vector<int64_t>> BroadcastShapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
-  const size_t rank = std::max(a.size(), b.size());
-  std::vector<int64_t> out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    const int64_t da = i + a.size() >= rank ? a[i + a.size() - rank] : 1;
-    const int64_t db = i + b.size() >= rank ? b[i + b.size() - rank] : 1;
-    if (da != db && da != 1 && db != 1) {
-      auto text = [](const std::vector<int64_t>& s) {
-        std::string t = "[";
-        for (size_t k = 0; k < s.size(); ++k) t += (k ? ", " : "") + std::to_string(s[k]);
-        return t + "]";
-      };
-      return InvalidInput("shapes " + text(a) + " and " + text(b) + " do not broadcast");
-    }
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
-}
-
-Expected<BroadcastShape> MakeBroadcast(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
-                                       const std::vector<int64_t>& out) {
-  const size_t rank = out.size();
-  const std::vector<int64_t> sa = Strides(a), sb = Strides(b);
-  BroadcastShape bc;
-  for (size_t i = 0; i < rank; ++i) {
-    if (out[i] == 1) continue;
-    if (bc.rank == kMaxRank) return Unsupported("more than 8 broadcast dims of size > 1");
-    const size_t ia = i + a.size() - rank, ib = i + b.size() - rank;  // wraps when absent
-    const bool has_a = i + a.size() >= rank, has_b = i + b.size() >= rank;
-    bc.out_dims[bc.rank] = out[i];
-    bc.a_strides[bc.rank] = has_a && a[ia] != 1 ? sa[ia] : 0;
-    bc.b_strides[bc.rank] = has_b && b[ib] != 1 ? sb[ib] : 0;
-    ++bc.rank;
-  }
-  return bc;
-}
-
 namespace {
-
-template <BinaryOp kOp>
-Status BinaryKernel(CudaKernelContext& ctx) {
-  MEMOPT_RETURN_IF_ERROR(RequireFloat(ctx, 0, "A"));
-  MEMOPT_RETURN_IF_ERROR(RequireFloat(ctx, 1, "B"));
-  const DeviceTensor& a = ctx.input(0);
-  const DeviceTensor& b = ctx.input(1);
-  if (a.dtype() != b.dtype()) {
-    return ctx.Error("inputs have different types (" + a.Describe() + ", " + b.Describe() + ")");
-  }
-  auto out_shape = BroadcastShapes(a.shape(), b.shape());
-  if (!out_shape.ok()) return ctx.Error(out_shape.status().message());
-  MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, a.dtype(), *out_shape));
-  DeviceTensor& y = ctx.outputs[0];
-  const ElemType t = *ToElemType(a.dtype());
-  if (a.shape() == b.shape()) {
-    return Launched(ctx, LaunchBinary(kOp, t, a.raw(), b.raw(), y.raw(), y.numel(), nullptr, ctx.stream()));
-  }
-  auto bc = MakeBroadcast(a.shape(), b.shape(), y.shape());
-  if (!bc.ok()) return ctx.Error(bc.status().message());
-  return Launched(ctx, LaunchBinary(kOp, t, a.raw(), b.raw(), y.raw(), y.numel(), &*bc, ctx.stream()));
-}
 
 /// The CPU kernels' bias rule: length divides X, and a 1-D bias runs along X's last dim.
 Status CheckBias(const CudaKernelContext& ctx, int main_index, int bias_index) {
@@ -122,27 +61,11 @@ Status BiasGelu(CudaKernelContext& ctx) {
   return Forward(ctx, Activation::kGelu, 1);
 }
 
-Status Cast(CudaKernelContext& ctx) {
-  if (!ctx.has_input(0)) return ctx.Error("input is missing");
-  const DeviceTensor& x = ctx.input(0);
-  const auto to = static_cast<DataType>(ctx.node->GetInt("to", 0));
-  const auto from_t = ToElemType(x.dtype());
-  if (!from_t) return ctx.UnsupportedType(x.dtype());
-  const auto to_t = ToElemType(to);
-  if (!to_t) return ctx.UnsupportedType(to);
-  MEMOPT_RETURN_IF_ERROR(ctx.AllocateOutput(0, to, x.shape()));
-  return Launched(ctx, LaunchCast(*from_t, *to_t, x.raw(), ctx.outputs[0].raw(), x.numel(), ctx.stream()));
-}
-
 constexpr const char* kMs = "com.microsoft";
 
 }  // namespace
 
-void RegisterElementwiseKernels(CudaKernelRegistry& r) {
-  r.Register("", "Add", BinaryKernel<BinaryOp::kAdd>);
-  r.Register("", "Sub", BinaryKernel<BinaryOp::kSub>);
-  r.Register("", "Mul", BinaryKernel<BinaryOp::kMul>);
-  r.Register("", "Div", BinaryKernel<BinaryOp::kDiv>);
+MEMOPT_CUDA_OPS(activation, activation) {
   r.Register("", "Relu", [](CudaKernelContext& ctx) { return Forward(ctx, Activation::kRelu, -1); });
   r.Register("", "Gelu", OnnxGelu);
   r.Register(kMs, "Gelu", [](CudaKernelContext& ctx) { return Forward(ctx, Activation::kGelu, -1); });
@@ -155,7 +78,5 @@ void RegisterElementwiseKernels(CudaKernelRegistry& r) {
   r.Register(kMs, "BiasFastGeluGrad_dX",
              [](CudaKernelContext& ctx) { return Grad(ctx, ActivationGrad::kFastGeluGrad, 2); });
 }
-
-void RegisterCastKernels(CudaKernelRegistry& r) { r.Register("", "Cast", Cast); }
 
 }  // namespace memopt::cuda

@@ -1,4 +1,4 @@
-// Device code of kernels/data_movement.cc: the strided copy behind Transpose, Concat, Split,
+// Device code of data_movement.cc and ops/index/gather.cc: the strided copy behind Transpose, Concat, Split,
 // Expand, Slice and SliceGrad, Where's selection, Gather and GatherGrad's scatter-add. The copies
 // move raw words chosen by element size, so every type of that size shares one instantiation.
 #include <cuda_runtime.h>

@@ -1,4 +1,4 @@
-// Device code of the softmax cross-entropy ops of kernels/softmax.cc. The forward pass is a
+// Device code of the softmax cross-entropy ops of softmax.cc. The forward pass is a
 // log-softmax over the class axis per sample (in float, as the CPU), writing log_prob and the
 // sample's loss; sum/mean then sum the per-sample losses and weights in one block, in double and
 // in a fixed order, so the scalar is reproducible. The gradient is one pass over log_prob.

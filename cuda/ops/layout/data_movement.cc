@@ -249,14 +249,13 @@ constexpr const char* kMs = "com.microsoft";
 
 }  // namespace
 
-void RegisterDataMovementKernels(CudaKernelRegistry& r) {
+MEMOPT_CUDA_OPS(layout, data_movement) {
   r.Register("", "Transpose", Transpose);
   r.Register("", "Concat", Concat);
   r.Register("", "Split", Split);
   r.Register("", "Expand", Expand);
   r.Register("", "Slice", Slice);
   r.Register(kMs, "SliceGrad", SliceGrad);
-  dm::RegisterGatherKernels(r);
 }
 
 }  // namespace memopt::cuda
