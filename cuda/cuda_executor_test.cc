@@ -3,9 +3,9 @@
 // to the static rules' peak. CheckSupported runs everywhere (it needs no GPU).
 #include <catch2/catch.hpp>
 
-#include "analysis/analysis_test_util.h"
+#include "helpers/analysis_test_util.h"
 #include "cuda_executor.h"
-#include "cuda_test_util.h"
+#include "helpers/cuda_test_util.h"
 
 namespace memopt::cuda {
 namespace {

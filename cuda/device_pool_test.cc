@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "cuda_test_util.h"
+#include "helpers/cuda_test_util.h"
 #include "device_tensor.h"
 
 namespace memopt::cuda {

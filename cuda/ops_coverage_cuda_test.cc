@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "cuda_kernel.h"
-#include "ops/ops_coverage.h"
+#include "helpers/ops_coverage.h"
 
 namespace memopt {
 namespace {

@@ -232,4 +232,15 @@ std::vector<const OpTable::OpEntry*> OpTable::Entries() const {
   return out;
 }
 
+bool ClusterNeedsExtendedOps(std::string_view cluster_id) {
+  for (size_t start = 0; start < cluster_id.size();) {
+    const size_t plus = std::min(cluster_id.find('+', start), cluster_id.size());
+    const std::string_view op = cluster_id.substr(start, plus - start);
+    auto listed = [op](const OpTable& t) { return t.Find("", op) != nullptr || t.Find("com.microsoft", op) != nullptr; };
+    if (!listed(OpTable::Builtin()) && listed(OpTable::Extended())) return true;
+    start = plus + 1;
+  }
+  return false;
+}
+
 }  // namespace memopt

@@ -70,4 +70,8 @@ class OpTable {
   std::set<std::string> python_op_func_names_;
 };
 
+/// True when a recompute cluster id ("Conv+Relu+") names an op of memopt's extended table that ONNX
+/// Runtime's table lacks: a config planned with --ops extended, which apply must be given too.
+bool ClusterNeedsExtendedOps(std::string_view cluster_id);
+
 }  // namespace memopt

@@ -113,5 +113,14 @@ TEST_CASE("op table: merge extends and overrides the built-in table", "[analysis
   CHECK(OpTable::Builtin().IsRecomputable(MakeNode("", "Cast", 13), 0));
 }
 
+TEST_CASE("op table: cluster ids that need the extended table", "[analysis][op_table]") {
+  CHECK(ClusterNeedsExtendedOps("Conv+Relu+"));        // Conv: memopt's extended table only
+  CHECK(ClusterNeedsExtendedOps("Exp+"));
+  CHECK_FALSE(ClusterNeedsExtendedOps("Gelu+"));       // ONNX Runtime's table lists Gelu
+  CHECK_FALSE(ClusterNeedsExtendedOps("Add+Cast+"));
+  CHECK_FALSE(ClusterNeedsExtendedOps("NoSuchOp+"));   // in neither table
+  CHECK_FALSE(ClusterNeedsExtendedOps(""));
+}
+
 }  // namespace
 }  // namespace memopt

@@ -2,7 +2,7 @@
 // graphs in ../shared/data, run with seeded random inputs through the built-in CPU kernels.
 #include <catch2/catch.hpp>
 
-#include "analysis/analysis_test_util.h"
+#include "helpers/analysis_test_util.h"
 #include "analysis/scan.h"
 #include "exec/executor.h"
 #include "exec/input_binding.h"

@@ -10,7 +10,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "analysis/analysis_test_util.h"
+#include "helpers/analysis_test_util.h"
 #include "analysis/scan.h"
 #include "exec/input_binding.h"
 #include "exec/kernels/kernel_util.h"

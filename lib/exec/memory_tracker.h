@@ -31,7 +31,6 @@ class MemoryTracker {
   const std::vector<ValueId>& ReleasesAt(int32_t step) const { return release_at_[step]; }
   void Release(ValueId value);
 
-  int64_t live_bytes() const { return live_; }
   /// Peak, peak step/node, names live at the peak (sorted), weights and inputs.
   MemoryStats Stats(const Graph& graph, const std::vector<NodeId>& order) const;
 

@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "analysis/analysis_test_util.h"
+#include "helpers/analysis_test_util.h"
 #include "exec/executor.h"
 
 namespace memopt {

@@ -96,8 +96,6 @@ bool IsDifferentiableType(DataType t) {
   return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 || t == DataType::kBfloat16;
 }
 
-std::optional<int64_t> LiteralDim(const SymExpr& d) { return d.AsInt(); }
-
 std::optional<std::vector<int64_t>> LiteralShape(const std::optional<Shape>& shape) {
   if (!shape) return std::nullopt;
   std::vector<int64_t> dims;
@@ -115,8 +113,6 @@ std::optional<std::vector<int64_t>> LiteralShape(const std::optional<Shape>& sha
 GraphEmitter::GraphEmitter(Graph& graph) : graph_(graph), original_nodes_(static_cast<NodeId>(graph.nodes.size())) {
   for (const Value& v : graph_.values) names_.insert(v.name);
 }
-
-bool GraphEmitter::Taken(const std::string& name) const { return names_.count(name) != 0; }
 
 bool GraphEmitter::Reserve(const std::string& name) { return names_.insert(name).second; }
 

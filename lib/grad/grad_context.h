@@ -36,8 +36,6 @@ onnx::TensorProto MakeTensor(DataType dtype, const std::vector<int64_t>& dims, c
 /// True for the element types gradients flow through (float, double, float16, bfloat16).
 bool IsDifferentiableType(DataType t);
 
-/// Literal value of a dim, if it is one.
-std::optional<int64_t> LiteralDim(const SymExpr& d);
 /// All dims literal: their values.
 std::optional<std::vector<int64_t>> LiteralShape(const std::optional<Shape>& shape);
 
@@ -49,7 +47,6 @@ class GraphEmitter {
   std::string UniqueName(const std::string& base);
   /// Reserves `name` exactly; false when it is already taken.
   bool Reserve(const std::string& name);
-  bool Taken(const std::string& name) const;
 
   /// Appends a node. Empty input/output names are omitted optional slots. The node goes to the
   /// backward section unless `after_forward` is set: kNone = start of the forward section,

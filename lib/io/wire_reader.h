@@ -65,7 +65,6 @@ class Reader {
   bool Next(Field& field);
 
   bool failed() const { return failed_; }
-  bool AtEnd() const { return pos_ >= size_; }
   /// Absolute offset of the first malformed byte (valid when failed()).
   uint64_t error_offset() const { return base_ + error_pos_; }
   /// Absolute offset of the next unread byte.

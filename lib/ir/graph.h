@@ -27,7 +27,6 @@ struct TensorInfo {
   std::optional<Shape> shape;  ///< nullopt: rank unknown
   bool is_tensor = true;       ///< false for sequence/optional/map values (never sized)
 
-  bool HasShape() const { return shape.has_value(); }
   /// numel * elem bytes, or nullopt when the shape or type is unknown.
   std::optional<SymExpr> Bytes() const;
 };

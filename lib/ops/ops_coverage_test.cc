@@ -1,5 +1,5 @@
 // ops_coverage: the op tables agree with each other (ops_coverage.h lists the rules).
-#include "ops/ops_coverage.h"
+#include "helpers/ops_coverage.h"
 
 #include <catch2/catch.hpp>
 

@@ -265,7 +265,7 @@ Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const B
       result.met = true;
       result.plans = search.Expand(set);
       result.evaluation = std::move(eval);
-      result.method = "integer program";
+      result.method = PlanMethod::kIntegerProgram;
       result.optimal = solved.optimal;
       result.gap = solved.gap;
       result.ilp_note = solved.note;
@@ -274,7 +274,7 @@ Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const B
     }
     result.ilp_note = solved.why_not;
     if (!options.greedy_fallback) {  // the caller asked for the program's answer only
-      result.method = "integer program";
+      result.method = PlanMethod::kIntegerProgram;
       result.gap = -1;
       result.evaluation = result.all_candidates.peak_bytes < result.baseline.peak_bytes ? result.all_candidates
                                                                                          : result.baseline;
@@ -282,7 +282,7 @@ Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const B
       return result;
     }
   }
-  result.method = "greedy search";
+  result.method = PlanMethod::kGreedySearch;
 
   // 1. Forward greedy + prune.
   std::vector<size_t> greedy;
@@ -322,6 +322,37 @@ Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const B
   }
   result.evaluations += search.evaluations();
   return result;
+}
+
+std::string_view PlanMethodName(PlanMethod method) {
+  switch (method) {
+    case PlanMethod::kNone:
+      return "";
+    case PlanMethod::kIntegerProgram:
+      return "integer program";
+    case PlanMethod::kGreedySearch:
+      return "greedy search";
+  }
+  return "";
+}
+
+PlanQuality QualityOf(const BudgetPlanResult& result) {
+  if (result.method != PlanMethod::kIntegerProgram || result.gap < 0) return PlanQuality::kNoBound;
+  return result.optimal ? PlanQuality::kOptimal : PlanQuality::kWithinGap;
+}
+
+std::string DescribeQuality(const BudgetPlanResult& result) {
+  switch (QualityOf(result)) {
+    case PlanQuality::kOptimal:
+      return "optimal for the step model (within 0.5%)";
+    case PlanQuality::kWithinGap:
+      return fmt::format("within {:.1f}% of the step model's LP bound (time limit)", 100.0 * result.gap);
+    case PlanQuality::kNoBound:
+      break;
+  }
+  if (result.method == PlanMethod::kIntegerProgram) return "no optimality bound (" + result.ilp_note + ")";
+  if (!result.ilp_note.empty()) return "no optimality bound (the integer program gave way: " + result.ilp_note + ")";
+  return "no optimality bound";
 }
 
 }  // namespace memopt

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/scan.h"
@@ -47,6 +48,22 @@ struct BudgetPlanOptions {
   double ilp_time_limit_seconds = 1;
 };
 
+/// How PlanForBudget found its plan.
+enum class PlanMethod {
+  kNone,            ///< nothing to plan: the step fits the budget without recompute
+  kIntegerProgram,  ///< the integer program (plan/budget_ilp.h)
+  kGreedySearch,    ///< the greedy and reverse search, after the program found no plan
+};
+/// "integer program" or "greedy search" (the report's words); empty for kNone.
+std::string_view PlanMethodName(PlanMethod method);
+
+/// What the planner can prove about a result.
+enum class PlanQuality {
+  kOptimal,    ///< the integer program proved the plan optimal for its step model
+  kWithinGap,  ///< the integer program's plan, within BudgetPlanResult::gap of its LP bound
+  kNoBound,    ///< no optimality bound (the program gave none, or the search planned)
+};
+
 struct BudgetPlanResult {
   bool met = false;
   std::vector<size_t> plans;        ///< chosen plans, ascending; the best peak found when !met
@@ -54,8 +71,7 @@ struct BudgetPlanResult {
   PlanEvaluation baseline;          ///< no plan applied
   PlanEvaluation all_candidates;    ///< every candidate applied
   int evaluations = 0;
-  /// "integer program" or "greedy search" (after the program found nothing).
-  std::string method;
+  PlanMethod method = PlanMethod::kNone;
   bool optimal = false;   ///< the integer program proved its plan optimal for its step model
   double gap = 0;         ///< otherwise its relative gap to the LP lower bound (integer program); -1: none
   std::string ilp_note;   ///< why the integer program gave way to the search or to its fallback, if it did
@@ -73,5 +89,10 @@ std::vector<std::vector<size_t>> WholeClusterGroups(const ScanResult& scan, cons
 std::vector<size_t> BudgetCandidates(const ScanResult& scan, int level, const RewriteSpecBuilder& builder);
 
 Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const BudgetPlanOptions& options);
+
+PlanQuality QualityOf(const BudgetPlanResult& result);
+/// The quality in the report's words: "optimal for the step model (within 0.5%)", "within 3.2% of
+/// the step model's LP bound (time limit)", "no optimality bound (<why>)".
+std::string DescribeQuality(const BudgetPlanResult& result);
 
 }  // namespace memopt

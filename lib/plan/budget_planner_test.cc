@@ -13,7 +13,7 @@
 
 #include "grad/grad_builder.h"
 #include "grad/training_model_writer.h"
-#include "plan/plan_test_util.h"
+#include "helpers/plan_test_util.h"
 #include "plan/selection.h"
 #include "test_data.h"
 

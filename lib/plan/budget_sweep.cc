@@ -61,7 +61,7 @@ Expected<SweepResult> SweepBudgets(const PlanEvaluator& evaluator, const SweepOp
                                   r.evaluation);
     p.budget_bytes = budget;
     p.met = r.met;
-    if (r.method == "integer program" && r.gap >= 0) {
+    if (QualityOf(r) != PlanQuality::kNoBound) {
       p.optimality = r.optimal ? "optimal" : fmt::format("gap {:.1f}%", 100.0 * r.gap);
     } else {
       p.optimality = k == 0 ? "optimal" : "no bound";

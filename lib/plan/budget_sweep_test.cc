@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "plan/layer_checkpoint.h"
-#include "plan/plan_test_util.h"
+#include "helpers/plan_test_util.h"
 #include "report/sweep_plot.h"
 #include "test_data.h"
 

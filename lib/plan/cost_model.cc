@@ -1,10 +1,12 @@
 #include "plan/cost_model.h"
 
 #include <algorithm>
-#include <string_view>
 #include <cctype>
 #include <map>
 #include <string>
+#include <string_view>
+
+#include <fmt/format.h>
 
 #include "analysis/plan_table.h"
 #include "ir/op_registry.h"
@@ -100,6 +102,11 @@ const OpDef* CostDef(std::string_view domain, std::string_view op_type) {
   auto has_cost = [](const OpDef& def) { return def.cost.kind != CostKind::kNone; };
   const OpDef* def = Ops().Find(domain, op_type, has_cost);
   return def != nullptr ? def : Ops().Find(kOnnxDomain, op_type, has_cost);
+}
+
+std::string DescribeRoofline(const CostModel& model) {
+  return fmt::format("{:g} TFLOP/s matmul, {:g} TFLOP/s other, {:g} TB/s", model.matmul_flops_per_second / 1e12,
+                     model.other_flops_per_second / 1e12, model.bytes_per_second / 1e12);
 }
 
 bool CostModelKnows(std::string_view op_type) { return CostDef(kOnnxDomain, op_type) != nullptr; }

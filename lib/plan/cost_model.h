@@ -12,12 +12,13 @@
 //          any other op: 1 per output element.
 //   bytes  every input and output tensor once (read + write); views (Reshape, Squeeze,
 //          Unsqueeze, Flatten, Identity) and metadata ops (Shape, Size): 0.
-//   time   max(matmul FLOPs / 200 TFLOP/s + other FLOPs / 20 TFLOP/s, bytes / 2 TB/s): a roofline
-//          of an A100/H100-class GPU. Only ratios matter to the planner.
+//   time   max(matmul FLOPs / matmul rate + other FLOPs / other rate, bytes / bandwidth): a roofline
+//          of an A100/H100-class GPU (CostModel's defaults). Only ratios matter to the planner.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "ir/graph.h"
@@ -41,6 +42,9 @@ struct CostModel {
 /// Cost of one node at `dims` (unbound dims count as 1024; unknown shapes count 0).
 NodeCost EstimateNodeCost(const Graph& graph, const Node& node, const DimBindings& dims,
                           const CostModel& model = {});
+
+/// The model's rates in words: "200 TFLOP/s matmul, 20 TFLOP/s other, 2 TB/s".
+std::string DescribeRoofline(const CostModel& model);
 
 /// True when the op registry gives the op a cost class (any other op is costed as 1 FLOP per output
 /// element).

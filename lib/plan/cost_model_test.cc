@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "analysis/analysis_test_util.h"
+#include "helpers/analysis_test_util.h"
 #include "analysis/op_table.h"
 #include "exec/kernel.h"
 

@@ -55,7 +55,6 @@ class PlanEvaluator {
   double NodeCostOf(NodeId node, PlanObjective objective) const {
     return objective == PlanObjective::kTime ? node_cost_[node].seconds : static_cast<double>(node_cost_[node].flops);
   }
-  const NodeCost& node_cost(NodeId n) const { return node_cost_[n]; }
   /// FLOPs of the forward pass (nodes up to the boundary).
   int64_t forward_flops() const { return forward_flops_; }
   /// Nodes of the original graph (the steps of StepPeaks-style curves).

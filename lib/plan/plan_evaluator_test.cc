@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "plan/plan_test_util.h"
+#include "helpers/plan_test_util.h"
 #include "test_data.h"
 
 namespace memopt {

@@ -50,7 +50,6 @@ class StepEffects {
   size_t num_steps() const { return order_.size(); }
   /// Peak of each step with no plan: live bytes once its outputs are allocated.
   const std::vector<int64_t>& base_peaks() const { return base_peak_; }
-  NodeId node_at(int32_t position) const { return order_[static_cast<size_t>(position)]; }
   const PlanEvaluation& base() const { return base_; }
 
   /// Per step of the base order: the highest live total at that step and at the clones run just

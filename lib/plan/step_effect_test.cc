@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "plan/budget_planner.h"
-#include "plan/plan_test_util.h"
+#include "helpers/plan_test_util.h"
 #include "test_data.h"
 
 namespace memopt {

@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "analysis/analysis_test_util.h"
+#include "helpers/analysis_test_util.h"
 #include "grad/grad_builder.h"
 #include "test_data.h"
 

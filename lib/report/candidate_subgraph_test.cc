@@ -1,7 +1,7 @@
 // Tests of the candidate views: selector parsing, the subgraph, DOT and the extracted model.
 #include <catch2/catch.hpp>
 
-#include "analysis/analysis_test_util.h"
+#include "helpers/analysis_test_util.h"
 #include "report/candidate_subgraph.h"
 #include "report/dot.h"
 #include "report/extract.h"

@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "analysis/analysis_test_util.h"
+#include "helpers/analysis_test_util.h"
 #include "report/timeline_escape.h"
 #include "report/timeline_html.h"
 #include "report/timeline_svg.h"

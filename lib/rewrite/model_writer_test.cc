@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "exec/executor.h"
-#include "plan/plan_test_util.h"
+#include "helpers/plan_test_util.h"
 #include "test_data.h"
 
 namespace memopt {

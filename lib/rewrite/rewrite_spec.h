@@ -68,7 +68,6 @@ class RewriteSpecBuilder {
 
   /// True when Build() can handle the plan (no PythonOp, no name clash).
   bool Supported(size_t plan) const { return plan_error_[plan].empty(); }
-  const std::string& UnsupportedReason(size_t plan) const { return plan_error_[plan]; }
 
   const Graph& graph() const { return graph_; }
   const ScanResult& scan() const { return scan_; }

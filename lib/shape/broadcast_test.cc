@@ -1,6 +1,6 @@
 #include "shape/broadcast.h"
 
-#include "shape/shape_test_util.h"
+#include "helpers/shape_test_util.h"
 
 namespace memopt::shape {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <onnx/defs/parser.h>
 
-#include "shape/shape_test_util.h"
+#include "helpers/shape_test_util.h"
 
 namespace memopt::shape {
 namespace {

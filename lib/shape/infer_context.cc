@@ -103,12 +103,6 @@ std::optional<std::vector<int64_t>> InferContext::InputInts(size_t i) const {
   return out;
 }
 
-std::optional<int64_t> InferContext::InputScalarInt(size_t i) const {
-  auto ints = InputInts(i);
-  if (!ints.has_value() || ints->size() != 1) return std::nullopt;
-  return (*ints)[0];
-}
-
 const std::string& InferContext::OutputName(size_t i) const {
   if (!HasOutput(i)) return EmptyString();
   return graph_.value(node_.outputs[i]).name;
@@ -118,16 +112,6 @@ const TensorInfo& InferContext::OutputInfo(size_t i) const {
   static const TensorInfo kEmpty;
   if (!HasOutput(i)) return kEmpty;
   return graph_.value(node_.outputs[i]).info;
-}
-
-void InferContext::SetOutputType(size_t i, DataType dtype) {
-  if (!HasOutput(i)) return;
-  graph_.value(node_.outputs[i]).info.dtype = dtype;
-}
-
-void InferContext::SetOutputShape(size_t i, Shape shape) {
-  if (!HasOutput(i)) return;
-  graph_.value(node_.outputs[i]).info.shape = std::move(shape);
 }
 
 void InferContext::SetOutput(size_t i, DataType dtype, std::optional<Shape> shape) {
@@ -150,12 +134,6 @@ void InferContext::CopyInputToOutput(size_t in, size_t out) {
 void InferContext::SetOutputValues(size_t i, std::vector<SymExpr> values) {
   if (!HasOutput(i)) return;
   graph_.value(node_.outputs[i]).known_values = std::move(values);
-}
-
-const std::vector<SymExpr>* InferContext::OutputValues(size_t i) const {
-  if (!HasOutput(i)) return nullptr;
-  const Value& v = graph_.value(node_.outputs[i]);
-  return v.known_values.has_value() ? &*v.known_values : nullptr;
 }
 
 SymExpr InferContext::FreshDim(size_t out, size_t dim, const std::string& reason) {

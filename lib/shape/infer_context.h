@@ -76,8 +76,6 @@ class InferContext {
   const std::vector<SymExpr>* InputValues(size_t i) const;
   /// Known values that are all integer constants.
   std::optional<std::vector<int64_t>> InputInts(size_t i) const;
-  /// A scalar (or one-element) integer constant input.
-  std::optional<int64_t> InputScalarInt(size_t i) const;
 
   // ---- outputs ----
   size_t NumOutputs() const { return node_.outputs.size(); }
@@ -85,14 +83,11 @@ class InferContext {
   const std::string& OutputName(size_t i) const;
   /// The output as inferred so far (valid for present outputs).
   const TensorInfo& OutputInfo(size_t i) const;
-  void SetOutputType(size_t i, DataType dtype);
-  void SetOutputShape(size_t i, Shape shape);
   void SetOutput(size_t i, DataType dtype, std::optional<Shape> shape);
   /// Copies dtype and shape of input `in` to output `out` (the "same as input" rule).
   void CopyInputToOutput(size_t in, size_t out);
   /// Element values of output i (the driver drops them unless the tensor is small and integral).
   void SetOutputValues(size_t i, std::vector<SymExpr> values);
-  const std::vector<SymExpr>* OutputValues(size_t i) const;
 
   // ---- unknowns, diagnostics, errors ----
   /// A fresh `unk__<N>` for dim `dim` of output `out`, recorded with `reason`

@@ -1,5 +1,5 @@
 #include "shape/infer_context.h"
-#include "shape/shape_test_util.h"
+#include "helpers/shape_test_util.h"
 
 namespace memopt {
 namespace {

@@ -1,4 +1,4 @@
-#include "shape/shape_test_util.h"
+#include "helpers/shape_test_util.h"
 
 namespace memopt {
 namespace {

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "shape/dim_expr.h"
-#include "shape/shape_test_util.h"
+#include "helpers/shape_test_util.h"
 #include "test_data.h"
 
 namespace memopt {

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "shape/shape_test_util.h"
+#include "helpers/shape_test_util.h"
 #include "test_data.h"
 
 namespace memopt {

@@ -11,7 +11,7 @@
 #include "grad/grad_builder.h"
 #include "grad/training_model_writer.h"
 #include "plan/budget_planner.h"
-#include "plan/plan_test_util.h"
+#include "helpers/plan_test_util.h"
 #include "rewrite/model_writer.h"
 #include "test_data.h"
 

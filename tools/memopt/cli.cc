@@ -38,16 +38,12 @@ void ConfigureTerminal(const GlobalOptions& globals) {
                            std::getenv("NO_COLOR"), std::getenv("CLICOLOR_FORCE"), std::getenv("FORCE_COLOR"));
 }
 
-const GlobalOptions& Globals() { return g_globals; }
-
 bool ShouldUseColor(bool no_color_flag, bool stderr_is_tty, const char* term, const char* no_color,
                     const char* clicolor_force, const char* force_color) {
   if (no_color_flag || no_color != nullptr) return false;
   if (IsSetNotZero(clicolor_force) || IsSetNotZero(force_color)) return true;
   return stderr_is_tty && !(term != nullptr && std::strcmp(term, "dumb") == 0);
 }
-
-bool ColorEnabled() { return g_color; }
 
 void PrintInfo(int level, const std::string& message) {
   if (g_globals.verbosity < level) return;
@@ -255,17 +251,6 @@ std::string DimsExample(const std::vector<std::string>& unbound) {
   }
   if (unnamed) out += " (unk__ dims are sizes shape inference could not resolve; --details shows where)";
   return out;
-}
-
-bool ClusterNeedsExtendedOps(const std::string& cluster_id) {
-  for (size_t start = 0; start < cluster_id.size();) {
-    const size_t plus = std::min(cluster_id.find('+', start), cluster_id.size());
-    const std::string op = cluster_id.substr(start, plus - start);
-    auto listed = [&op](const OpTable& t) { return t.Find("", op) != nullptr || t.Find("com.microsoft", op) != nullptr; };
-    if (!listed(OpTable::Builtin()) && listed(OpTable::Extended())) return true;
-    start = plus + 1;
-  }
-  return false;
 }
 
 void AddOpTableOptions(CLI::App& app, std::string& ops, std::string& op_table, const std::string& what) {

@@ -46,15 +46,11 @@ const std::vector<Subcommand>& Subcommands();
 
 /// Terminal behaviour, decided once by main after the options are parsed: verbosity, colour.
 void ConfigureTerminal(const GlobalOptions& globals);
-/// The options ConfigureTerminal saw (defaults before it runs).
-const GlobalOptions& Globals();
 /// Colour rule: never with --no-color or NO_COLOR (any value); else forced on by CLICOLOR_FORCE or
 /// FORCE_COLOR (set and not "0"); else only when stderr is a TTY and TERM is not "dumb".
 /// Arguments are the environment values (nullptr = unset).
 bool ShouldUseColor(bool no_color_flag, bool stderr_is_tty, const char* term, const char* no_color,
                     const char* clicolor_force, const char* force_color);
-/// True when stderr messages are coloured (ConfigureTerminal applied ShouldUseColor).
-bool ColorEnabled();
 /// "memopt: <message>" on stderr when the verbosity is at least `level` (1: -v, 2: -vv, 3: -vvv).
 void PrintInfo(int level, const std::string& message);
 
@@ -122,9 +118,6 @@ std::string DimsExample(const std::vector<std::string>& unbound);
 /// extended ops (OpTable::Extended), with FILE's ops merged in; nullopt for the plain built-in
 /// table. An unknown --ops value is a usage error; file errors name the file.
 Expected<std::optional<OpTable>> LoadOpTableOption(const std::string& ops, const std::string& path);
-/// True when a cluster id ("Conv+Relu+") names an op of memopt's extended table that ONNX
-/// Runtime's table lacks (a config planned with --ops extended).
-bool ClusterNeedsExtendedOps(const std::string& cluster_id);
 /// Adds --ops (default ort) and --op-table to a subcommand; `what` ends the --op-table help.
 void AddOpTableOptions(CLI::App& app, std::string& ops, std::string& op_table, const std::string& what);
 

@@ -14,6 +14,7 @@
 #include "plan_sweep.h"
 #include "plan/budget_planner.h"
 #include "plan/config.h"
+#include "plan/cost_model.h"
 #include "plan/plan_outcome.h"
 #include "report/plan_report.h"
 #include "plan/selection.h"
@@ -219,25 +220,15 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
                              : fmt::format("{} = {}", args.budget, HumanBytes(budget));
     report.budget_met = planned->met;
     report.planner_evaluations = planned->evaluations;
-    report.planner_method = planned->method;
-    if (planned->method == "integer program" && planned->gap < 0) {
-      report.planner_quality = "no optimality bound (" + planned->ilp_note + ")";
-    } else if (planned->method == "integer program") {
-      report.planner_quality = planned->optimal ? "optimal for the step model (within 0.5%)"
-                                                : fmt::format("within {:.1f}% of the step model's LP bound (time limit)",
-                                                              100.0 * planned->gap);
-      report.planner_gap = planned->optimal ? 0.0 : planned->gap;
-    } else if (!planned->ilp_note.empty()) {
-      report.planner_quality = "no optimality bound (the integer program gave way: " + planned->ilp_note + ")";
-    } else {
-      report.planner_quality = "no optimality bound";
-    }
+    report.planner_method = std::string(PlanMethodName(planned->method));
+    report.planner_quality = DescribeQuality(*planned);
+    if (QualityOf(*planned) != PlanQuality::kNoBound) report.planner_gap = planned->optimal ? 0.0 : planned->gap;
     report.planner_candidates = static_cast<int>(args.target == "ort" ? budget_options.groups.size()
                                                                       : budget_options.candidates.size());
     report.objective = args.objective == "flops"
                            ? "added FLOPs of the recomputed nodes"
-                           : "added compute time of the recomputed nodes on the cost model's roofline (200 TFLOP/s "
-                             "matmul, 20 TFLOP/s other, 2 TB/s; docs/plan.md)";
+                           : "added compute time of the recomputed nodes on the cost model's roofline (" +
+                                 DescribeRoofline(CostModel{}) + "; docs/plan.md)";
     report.target = args.target == "ort"
                         ? "ort (whole clusters: every occurrence of each chosen cluster id, as ONNX Runtime 1.19.2 "
                           "applies a config)"

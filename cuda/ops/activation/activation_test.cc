@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "cuda_test_util.h"
+#include "helpers/cuda_test_util.h"
 #include "elem_type.h"
 
 namespace memopt::cuda {

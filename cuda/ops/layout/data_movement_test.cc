@@ -7,7 +7,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "cuda_test_util.h"
+#include "helpers/cuda_test_util.h"
 #include "data_movement_launch.h"
 #include "elem_type.h"
 

@@ -8,7 +8,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "cuda_test_util.h"
+#include "helpers/cuda_test_util.h"
 #include "reduce_launch.h"
 
 namespace memopt::cuda {

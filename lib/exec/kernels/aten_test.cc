@@ -2,9 +2,9 @@
 // reported before a run.
 #include <catch2/catch.hpp>
 
-#include "analysis/analysis_test_util.h"
+#include "helpers/analysis_test_util.h"
 #include "exec/executor.h"
-#include "exec/kernels/training_test_util.h"
+#include "helpers/training_test_util.h"
 
 namespace memopt::testing {
 namespace {

@@ -1,6 +1,6 @@
 // Hand-computed Conv cases the ONNX node tests do not cover: groups with bias, dilation, the
 // 1x1 direct path and float16.
-#include "exec/kernels/math_test_util.h"
+#include "helpers/math_test_util.h"
 
 namespace memopt::math::testing {
 namespace {

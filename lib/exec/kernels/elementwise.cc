@@ -22,12 +22,6 @@ std::vector<DataType> IntTypes() {
           DataType::kInt32,  DataType::kUint32, DataType::kInt64, DataType::kUint64};
 }
 
-std::vector<DataType> SignedTypes() {
-  std::vector<DataType> t = FloatTypes();
-  t.insert(t.end(), {DataType::kInt8, DataType::kInt16, DataType::kInt32, DataType::kInt64});
-  return t;
-}
-
 std::vector<DataType> NumericTypes() {
   std::vector<DataType> t = FloatTypes();
   const std::vector<DataType> ints = IntTypes();

@@ -23,7 +23,6 @@ void RegisterMiscKernels(KernelRegistry& r);         // elementwise_misc.cc (Cli
 // Element types for KernelInfo::types.
 std::vector<DataType> FloatTypes();                // float, double, float16, bfloat16
 std::vector<DataType> IntTypes();                  // int8..uint64
-std::vector<DataType> SignedTypes();               // floats and signed ints
 std::vector<DataType> NumericTypes();              // floats and ints
 std::vector<DataType> NumericAndBoolTypes();       // floats, ints, bool
 std::vector<DataType> AllTypes();                  // numeric, bool, string

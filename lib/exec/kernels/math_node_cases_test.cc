@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "exec/executor.h"
-#include "exec/kernels/math_test_util.h"
+#include "helpers/math_test_util.h"
 #include "exec/tensor_io.h"
 #include "io/model_loader.h"
 #include "test_data.h"

@@ -72,10 +72,4 @@ Expected<WindowGeometry> ForwardWindow(const KernelContext& ctx, const std::vect
   return g;
 }
 
-std::vector<int64_t> PadTo3(const std::vector<int64_t>& v, int64_t fill) {
-  std::vector<int64_t> out(3 - std::min<size_t>(3, v.size()), fill);
-  out.insert(out.end(), v.begin(), v.end());
-  return out;
-}
-
 }  // namespace memopt::math

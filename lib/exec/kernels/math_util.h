@@ -170,8 +170,6 @@ struct Dims3 {
   int64_t d = 1, h = 1, w = 1;
   int64_t size() const { return d * h * w; }
 };
-/// Pads a <=3 entry vector to 3 with `fill` in front.
-std::vector<int64_t> PadTo3(const std::vector<int64_t>& v, int64_t fill);
 
 // ---------------------------------------------------------------------------------------------
 // Registration (one per file; RegisterMathKernels in math_kernels.cc calls them all).

@@ -1,7 +1,7 @@
 // Hand-computed cases for the normalisation kernels in norm.cc that the ONNX node tests do not
 // reach: legacy BatchNormalization (spatial=0), training statistics, com.microsoft
 // BatchNormInternal, per-group GroupNormalization.
-#include "exec/kernels/math_test_util.h"
+#include "helpers/math_test_util.h"
 
 namespace memopt::math::testing {
 namespace {

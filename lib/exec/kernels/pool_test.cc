@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "exec/kernels/math_test_util.h"
+#include "helpers/math_test_util.h"
 
 namespace memopt::math::testing {
 namespace {

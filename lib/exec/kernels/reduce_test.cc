@@ -4,7 +4,7 @@
 #include <limits>
 #include <numeric>
 
-#include "exec/kernels/elementwise_test_util.h"
+#include "helpers/elementwise_test_util.h"
 
 using namespace memopt;
 using namespace memopt::testing;

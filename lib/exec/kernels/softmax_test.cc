@@ -3,7 +3,7 @@
 // Expected arrays come from onnxruntime 1.31.1 (CPU) on small random inputs (rounded to 2 decimals);
 // where onnxruntime has no CPU kernel for the op, from an equivalent standard-op graph run there
 // (named per section). Regenerate with the script described in the file's last comment.
-#include "exec/kernels/math_test_util.h"
+#include "helpers/math_test_util.h"
 
 namespace memopt::math::testing {
 namespace {

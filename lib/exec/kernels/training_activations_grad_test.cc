@@ -8,7 +8,7 @@
 #include "util/half.h"
 #include "exec/kernels/training_test_expected.h"
 #include "exec/kernels/kernel_util.h"
-#include "exec/kernels/training_test_util.h"
+#include "helpers/training_test_util.h"
 
 namespace memopt::testing {
 namespace {

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "exec/kernels/training_test_expected.h"
-#include "exec/kernels/training_test_util.h"
+#include "helpers/training_test_util.h"
 
 namespace memopt::testing {
 namespace {

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "exec/kernels/training_test_util.h"
+#include "helpers/training_test_util.h"
 #include "exec/philox.h"
 
 namespace memopt::testing {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/analysis_test_util.h"
+#include "helpers/analysis_test_util.h"
 #include "analysis/exec_order.h"
 #include "analysis/op_table.h"
 #include "plan/config.h"

@@ -13,7 +13,7 @@
 #include "cuda_kernel.h"
 #include "device.h"
 #include "exec/kernel.h"
-#include "exec/kernels/training_test_util.h"
+#include "helpers/training_test_util.h"
 #include "test_skip.h"
 
 namespace memopt::cuda::testing {
