@@ -231,18 +231,16 @@ class Pool {
 std::mutex g_pool_mu;
 std::unique_ptr<Pool> g_pool;
 
-/// Stops OpenBLAS's worker threads and keeps it single-threaded (see GetPool).
-void StopBlasThreads() {
+// OpenBLAS runs single-threaded (see GetPool). It starts its worker threads when it loads, and
+// each spins on a core until it sleeps or is stopped; lowering the count does not stop them.
+// Shutting them down before the program's other initialisation (priority 101: ahead of every
+// ordinary static initialiser) spares every process that time: about 0.1 s of CPU per process on
+// two cores, more in large binaries, whose static initialisation the threads would spin through.
+// With one thread OpenBLAS never starts them again.
+__attribute__((constructor(101))) void StopBlasThreadsAtStart() {
   openblas_set_num_threads(1);
   if (blas_thread_shutdown_ != nullptr) blas_thread_shutdown_();
 }
-
-// OpenBLAS starts its worker threads when it loads, and each spins on a core until it sleeps or
-// is stopped; memopt never uses them. Stopping them before the program's other initialisation
-// (priority 101: ahead of every ordinary static initialiser) spares every process that never
-// multiplies (scan, plan, most tests) that time: about 0.1 s of CPU per process on two cores, more
-// in large binaries, whose static initialisation the threads would spin through.
-__attribute__((constructor(101))) void StopBlasThreadsAtStart() { StopBlasThreads(); }
 
 /// The pool sized to NumThreads(), rebuilt when SetNumThreads changed it. OpenBLAS runs
 /// single-threaded: Gemm splits a product over this pool itself, and kernels that loop over many
@@ -255,11 +253,6 @@ Pool& GetPool() {
   if (g_pool == nullptr || g_pool->size() != n) {
     g_pool.reset();
     g_pool = std::make_unique<Pool>(n);
-    // The threads OpenBLAS started when it loaded keep spinning for a while (about 0.1 s, each on
-    // a core) before they sleep; lowering the count does not stop them, so a short run's first
-    // steps shared the cores with them. Shut them down (again: OpenBLAS restarts them if a call
-    // ever needs more than one thread).
-    StopBlasThreads();
   }
   return *g_pool;
 }
