@@ -23,7 +23,7 @@ Status RunOnHost(CudaKernelContext& ctx, const Graph* graph);
 
 /// Runs ctx.node's CPU kernel on host copies of its inputs and returns its outputs on the host.
 /// Input `metadata_only` (or none with -1) is passed as Tensor::Meta, type and shape without data:
-/// for the view and shape kernels, which read no elements (kernels/view.cc).
+/// for the view and shape kernels, which read no elements (ops/layout/view.cc).
 Expected<std::vector<Tensor>> RunCpuKernel(const CudaKernelContext& ctx, const Graph* graph, int metadata_only = -1);
 
 }  // namespace memopt::cuda

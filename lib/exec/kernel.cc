@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ir/op_registry.h"
+
 namespace memopt {
 
 Status KernelContext::Error(const std::string& message) const {
@@ -31,6 +33,19 @@ std::vector<std::string> KernelRegistry::OpNames() const {
   }
   std::sort(names.begin(), names.end());
   return names;
+}
+
+/// The CPU kernels of the op registry (registered by the lib/ops/<family>/*_cpu.cc files), as the
+/// executor looks them up.
+const KernelRegistry& KernelRegistry::Cpu() {
+  static const KernelRegistry registry = [] {
+    KernelRegistry r;
+    for (const auto& [key, def] : Ops().defs()) {
+      if (def.cpu.fn != nullptr) r.Register(key, def.cpu);
+    }
+    return r;
+  }();
+  return registry;
 }
 
 }  // namespace memopt

@@ -1,9 +1,9 @@
 // The kernel interface of the executor. A kernel computes one node's outputs from its inputs on
 // the CPU; the CUDA backend (cuda/) registers kernels for the same (domain, op) keys later.
 //
-// Kernels are registered explicitly: each kernels/*.cc file defines a Register...Kernels function
-// and kernels/all_kernels.cc calls them all (one list, no static-initialiser magic that a static
-// library would drop).
+// Kernels are registered in the op registry by the files that define them (lib/ops/<family>/*_cpu.cc,
+// each with MEMOPT_OPS; CMake generates the call list, so no static-initialiser magic that a static
+// library would drop); KernelRegistry::Cpu() is the executor's view of them.
 #pragma once
 
 #include <cstdint>
@@ -56,31 +56,11 @@ class KernelRegistry {
   const KernelInfo* Find(const std::string& domain, const std::string& op) const;
   /// Every entry, by (normalised domain, op).
   const std::map<std::pair<std::string, std::string>, KernelInfo>& entries() const { return kernels_; }
-  /// Sets KernelInfo::is_random of an op registered before.
-  void SetRandomPredicate(const std::string& domain, const std::string& op, bool (*is_random)(const KernelContext&)) {
-    auto it = kernels_.find({domain, op});
-    if (it != kernels_.end()) it->second.is_random = is_random;
-  }
-  /// Sets KernelInfo::node_check of an op registered before.
-  void SetNodeCheck(const std::string& domain, const std::string& op, std::string (*check)(const Node&)) {
-    auto it = kernels_.find({domain, op});
-    if (it != kernels_.end()) it->second.node_check = check;
-  }
   /// "op" or "domain::op", sorted.
   std::vector<std::string> OpNames() const;
 
  private:
   std::map<std::pair<std::string, std::string>, KernelInfo> kernels_;
 };
-
-// Registration functions, one per kernels/*.cc file (called by ops/legacy/cpu_kernels.cc until
-// their families move to lib/ops).
-void RegisterElementwiseKernels(KernelRegistry& r);   // kernels/elementwise.cc (+ unary, binary, compare, logic, cast)
-void RegisterReduceKernels(KernelRegistry& r);        // kernels/reduce.cc
-void RegisterTensorKernels(KernelRegistry& r);        // kernels/tensor_*.cc (shape/layout/index ops)
-void RegisterMathKernels(KernelRegistry& r);          // kernels/matmul.cc, conv.cc, pool.cc, norm.cc, softmax.cc, loss.cc
-void RegisterTrainingKernels(KernelRegistry& r);      // kernels/training_*.cc (com.microsoft ops, *Grad, dropout)
-void RegisterYieldOpKernel(KernelRegistry& r);        // kernels/all_kernels.cc (com.microsoft::YieldOp)
-void RegisterAtenKernels(KernelRegistry& r);          // kernels/aten.cc (org.pytorch.aten::ATen embedding)
 
 }  // namespace memopt

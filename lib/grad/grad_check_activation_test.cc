@@ -1,4 +1,4 @@
-// Finite-difference checks of activation, softmax and dropout gradients (rules_activation.cc).
+// Finite-difference checks of activation, softmax and dropout gradients (ops/activation/activation_gradients.cc).
 #include "grad/grad_check_util.h"
 
 namespace memopt {

@@ -1,4 +1,4 @@
-// Finite-difference checks of the element-wise gradient rules (rules_elementwise.cc), including
+// Finite-difference checks of the element-wise gradient rules (ops/elementwise/elementwise_gradients.cc), including
 // numpy broadcasting with static and symbolic shapes.
 #include "grad/grad_check_util.h"
 

@@ -1,5 +1,5 @@
 // Finite-difference checks of MatMul (all rank combinations, batch broadcasting, rank-1
-// operands), Gemm (transposes, alpha, beta, bias shapes) and Einsum gradients (rules_matmul.cc).
+// operands), Gemm (transposes, alpha, beta, bias shapes) and Einsum gradients (ops/matmul/matmul_gradients.cc).
 #include "grad/grad_check_util.h"
 
 namespace memopt {

@@ -1,5 +1,5 @@
 // Finite-difference checks of reductions, normalization, convolution, pooling and losses
-// (rules_reduce.cc, rules_nn.cc, rules_loss.cc).
+// (ops/reduce/reduce_gradients.cc, ops/conv/nn_gradients.cc, ops/loss/loss_gradients.cc).
 #include "grad/grad_check_util.h"
 
 namespace memopt {

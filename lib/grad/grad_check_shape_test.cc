@@ -1,4 +1,4 @@
-// Finite-difference checks of data-movement gradients (rules_shape.cc), at opset 12 (axes as
+// Finite-difference checks of data-movement gradients (ops/layout/layout_gradients.cc), at opset 12 (axes as
 // attributes) and 17 (axes as inputs), with static and symbolic shapes.
 #include "grad/grad_check_util.h"
 

@@ -1,4 +1,4 @@
-// The interface between the gradient builder and the per-op gradient rules (rules_*.cc).
+// The interface between the gradient builder and the per-op gradient rules (lib/ops/<family>/, registered with OpRegistry::SetGrad).
 //
 // GraphEmitter appends nodes to the graph being built, keeping Node::proto in sync, and records
 // where each new node goes in the final layout (the forward section for Shape nodes of forward
@@ -183,18 +183,5 @@ using GradRuleInfo = GradInfo;
 const GradRuleInfo* FindGradRule(const Node& node);
 /// "op" / "domain::op" of every registered rule.
 std::vector<std::string> RegisteredGradOps();
-
-/// What the rules_*.cc files register into (ops/legacy/grad_rules.cc copies it into the op
-/// registry until the family moves to lib/ops).
-using GradRuleMap = std::map<std::pair<std::string, std::string>, GradRuleInfo>;
-
-// Registration, one function per rules_*.cc file.
-void RegisterElementwiseGradRules(GradRuleMap& r);
-void RegisterActivationGradRules(GradRuleMap& r);
-void RegisterMatMulGradRules(GradRuleMap& r);
-void RegisterNnGradRules(GradRuleMap& r);
-void RegisterShapeGradRules(GradRuleMap& r);
-void RegisterReduceGradRules(GradRuleMap& r);
-void RegisterLossGradRules(GradRuleMap& r);
 
 }  // namespace memopt::grad

@@ -95,6 +95,7 @@ struct OpDef {
   ShapeRuleFn shape = nullptr;
   ShapeRuleFn values = nullptr;
   KernelInfo cpu;  ///< cpu.fn == nullptr: no CPU kernel
+  std::string cpu_file;  ///< the op file that registered `cpu` ("<family>/<file>", e.g. "reduce/reduce_cpu")
   GradInfo grad;   ///< grad.rule == nullptr: no gradient rule
   CostClass cost;
 };

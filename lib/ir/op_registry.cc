@@ -13,7 +13,8 @@ OpDef& OpRegistry::Def(std::string_view domain, std::string_view op) {
 }
 
 void OpRegistry::Conflict(const OpKey& key, std::string_view part) {
-  conflicts_.push_back(std::string(part) + " of " + key.ToString() + ": registered twice");
+  conflicts_.push_back(std::string(part) + " of " + key.ToString() + ": registered twice" +
+                       (file_.empty() ? "" : " (again by ops/" + file_ + ")"));
 }
 
 void OpRegistry::SetShape(std::string_view domain, std::string_view op, ShapeRuleFn fn) {
@@ -32,6 +33,11 @@ void OpRegistry::SetCpuKernel(std::string_view domain, std::string_view op, Kern
   OpDef& def = Def(domain, op);
   if (def.cpu.fn != nullptr) return Conflict(def.key, "CPU kernel");
   def.cpu = std::move(kernel);
+  def.cpu_file = file_;
+}
+
+void OpRegistry::BeginOpFile(std::string_view family, std::string_view file) {
+  file_ = std::string(family) + "/" + std::string(file);
 }
 
 void OpRegistry::SetGrad(std::string_view domain, std::string_view op, GradInfo grad) {

@@ -1,7 +1,7 @@
 // The op registry: one OpDef per op. Definitions come from the op files, each of which registers
 // its ops in a function declared with MEMOPT_OPS(family, file); CMake finds the op files (every
 // lib/ops/<family>/<file>.cc but
-// *_test.cc, *_cpu.cc and *_util.cc) and generates the call list, so adding an
+// *_test.cc and *_util.cc) and generates the call list, so adding an
 // op file registers it with no list to edit.
 //
 // Setting a part of an OpDef twice is a registration conflict (two places claiming one op): it is
@@ -23,11 +23,17 @@ class OpRegistry {
   void SetShape(std::string_view domain, std::string_view op, ShapeRuleFn fn);
   void SetValues(std::string_view domain, std::string_view op, ShapeRuleFn fn);
   void SetCpuKernel(std::string_view domain, std::string_view op, KernelInfo kernel);
+  void SetCpuKernel(std::string_view domain, std::string_view op, KernelFn fn, std::vector<DataType> types = {}) {
+    SetCpuKernel(domain, op, KernelInfo(fn, std::move(types)));
+  }
   void SetGrad(std::string_view domain, std::string_view op, GradInfo grad);
   void SetCost(std::string_view domain, std::string_view op, CostClass cost);
   /// The cost class of every op named `op`, whatever its domain (the cost table predates domains):
   /// applied by Finalize() to each definition of that name, or to a new default-domain one.
   void SetCostForOpType(std::string_view op, CostClass cost);
+  /// Names the op file whose registrations follow ("<family>/<file>"); the generated call list
+  /// says it before each file, so OpDef::cpu_file and conflicts can name where a part came from.
+  void BeginOpFile(std::string_view family, std::string_view file);
   /// Applies what waits for every registration (SetCostForOpType); Ops() calls it.
   void Finalize();
 
@@ -53,6 +59,7 @@ class OpRegistry {
   void Conflict(const OpKey& key, std::string_view part);
   std::map<OpKey, OpDef> defs_;
   std::vector<std::string> conflicts_;
+  std::string file_;  ///< the op file registering now (BeginOpFile)
   std::vector<std::pair<std::string, CostClass>> costs_by_type_;
 };
 

@@ -1,9 +1,9 @@
-// Shape and value rules in the op registry. Each rule file registers its ops through one
-// Register*Rules function (called from ops/legacy/shape_rules.cc until its family moves to lib/ops).
+// Shape and value rules in the op registry. The rule files live with their ops in
+// lib/ops/<family>/ and register through a RuleRegistry over the op registry.
 //
 // A rule entry has two parts that the driver runs in order:
 //   shape:  dtypes and shapes of the outputs (may read known input values, e.g. Reshape);
-//   values: element values of small integer outputs (value propagation, rules_shape_values.cc).
+//   values: element values of small integer outputs (value propagation, e.g. ops/layout/shape_values.cc).
 #pragma once
 
 #include <string>
@@ -36,18 +36,5 @@ class RuleRegistry {
 const OpDef* FindShapeRule(std::string_view domain, std::string_view op);
 
 inline constexpr std::string_view kMsDomain = kMicrosoftDomain;
-
-// One per rule file.
-void RegisterElementwiseRules(RuleRegistry& r);
-void RegisterTensorRules(RuleRegistry& r);
-void RegisterIndexRules(RuleRegistry& r);
-void RegisterGeneratorRules(RuleRegistry& r);
-void RegisterReduceRules(RuleRegistry& r);
-void RegisterMatMulRules(RuleRegistry& r);
-void RegisterNnRules(RuleRegistry& r);
-void RegisterTrainingRules(RuleRegistry& r);
-void RegisterGradRules(RuleRegistry& r);
-void RegisterValueRules(RuleRegistry& r);
-void RegisterLayoutValueRules(RuleRegistry& r);
 
 }  // namespace memopt::shape

@@ -1,5 +1,5 @@
 // Test helpers for the math kernel tests (header only, used by *_test.cc beside it): tensors from
-// literals, a registry with just the math kernels, and "run this text model, compare outputs".
+// literals, a registry with just the math kernels (matrix products, convolution, pooling, norms, softmax, loss), and "run this text model, compare outputs".
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -11,30 +11,15 @@
 
 #include "exec/executor.h"
 #include "exec/kernels/math_util.h"
+#include "helpers/cpu_kernels_of.h"
 #include "io/model_loader.h"
 
 namespace memopt::math::testing {
 
 inline const KernelRegistry& MathRegistry() {
-  static const KernelRegistry registry = [] {
-    KernelRegistry r;
-    RegisterMatMulKernels(r);
-    RegisterGemmKernels(r);
-    RegisterConvKernels(r);
-    RegisterConvTransposeKernels(r);
-    RegisterPoolKernels(r);
-    RegisterNormKernels(r);
-    // The layer normalisations register from their op file (ops/norm/layer_norm.cc).
-    for (const char* op : {"LayerNormalization", "SimplifiedLayerNormalization", "RMSNormalization"}) {
-      r.Register(OpKey("", op), *KernelRegistry::Cpu().Find("", op));
-    }
-    for (const char* op : {"SkipLayerNormalization", "SkipSimplifiedLayerNormalization"}) {
-      r.Register(OpKey("com.microsoft", op), *KernelRegistry::Cpu().Find("com.microsoft", op));
-    }
-    RegisterSoftmaxKernels(r);
-    RegisterLossKernels(r);
-    return r;
-  }();
+  static const KernelRegistry registry =
+      ::memopt::testing::CpuKernelsOf({"matmul/matmul_cpu", "matmul/gemm_cpu", "conv/conv_cpu", "conv/conv_transpose_cpu", "conv/pool_cpu",
+                    "norm/norm_cpu", "norm/layer_norm_cpu", "softmax/softmax_cpu", "loss/loss_cpu"});
   return registry;
 }
 

@@ -1,5 +1,5 @@
 // Where, Gather and com.microsoft GatherGrad on the GPU. The wrappers check nodes as the CPU
-// kernels do (elementwise_variadic.cc, tensor_index.cc, training_shape_grad.cc) and launch the
+// kernels do (lib/ops/elementwise/variadic_cpu.cc, ops/index/gather_cpu.cc, ops/index/index_grad_cpu.cc) and launch the
 // kernels of ops/layout/data_movement.cu.
 #include <string>
 #include <vector>

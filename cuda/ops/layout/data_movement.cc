@@ -1,6 +1,6 @@
 // Transpose, Concat, Split, Expand, Slice and com.microsoft SliceGrad on the GPU, plus the host
 // helpers that gather.cc (Where, Gather, GatherGrad) shares. The wrappers check nodes as the CPU
-// kernels do (lib/exec/kernels/tensor_layout.cc, tensor_slice.cc, training_shape_grad.cc), then
+// kernels do (lib/ops/layout/layout_cpu.cc, ops/index/slice_cpu.cc, ops/index/index_grad_cpu.cc), then
 // describe each op as strided copies (data_movement_launch.h). Only the element size matters,
 // so every type of 1, 2, 4, 8 or 16 bytes moves; strings cannot live on the GPU.
 #include <algorithm>

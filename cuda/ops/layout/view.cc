@@ -44,7 +44,7 @@ Status IdentityKernel(CudaKernelContext& ctx) {
   return Status::Ok();
 }
 
-/// com.microsoft YieldOp: as the CPU executor (exec/kernels/all_kernels.cc), output j is the
+/// com.microsoft YieldOp: as the CPU executor (lib/ops/training/yield_op_cpu.cc), output j is the
 /// incoming gradient of the j-th differentiable module output (exec/output_gradients.h), made on
 /// the host from the output's shape and uploaded.
 Status YieldOpKernel(CudaKernelContext& ctx) {

@@ -5,7 +5,7 @@
 //
 // cuBLAS is column-major: a row-major C = A * B is computed as the column-major C^T = B^T * A^T,
 // i.e. gemm(B, A) with the row-major buffers passed unchanged. Each operand is described as the
-// CPU reference does (exec/kernels/matmul.cc): where its logical matrices live (transpose flag,
+// CPU reference does (lib/ops/matmul/matmul_cpu.cc): where its logical matrices live (transpose flag,
 // row stride, distance between batch entries), which covers the transposes and the transBatch
 // layouts as cuBLAS leading dimensions and batch strides, without copying.
 #include <string>

@@ -1,7 +1,7 @@
 // Node-level wrappers of the reductions: ReduceSum (and com.microsoft ReduceSumTraining),
 // ReduceMean, ReduceMax, ReduceMin, ReduceSumSquare, ReduceL2, ReduceLogSumExp, and the variadic
-// Sum/Mean/Max/Min. Attributes, axes and output shapes follow the CPU kernels (exec/kernels/
-// reduce.cc, elementwise_variadic.cc); float types only, accumulating in float.
+// Sum/Mean/Max/Min. Attributes, axes and output shapes follow the CPU kernels (lib/ops/reduce/
+// reduce_cpu.cc, ops/elementwise/variadic_cpu.cc); float types only, accumulating in float.
 #include <algorithm>
 #include <string>
 #include <vector>

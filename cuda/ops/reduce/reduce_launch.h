@@ -57,7 +57,7 @@ struct ReducePass {
   int64_t outer = 1, len = 1, inner = 1;
 };
 
-/// The passes reducing `shape` over the dims marked in `reduce` (host code, kernels/reduce.cc):
+/// The passes reducing `shape` over the dims marked in `reduce` (host code, reduce.cc):
 /// size-1 dims dropped, adjacent dims of the same kind merged, then the innermost reduced group
 /// is reduced first and the remaining groups are merged again, until none is left. No reduced
 /// group (nothing to reduce, or only size-1 dims) gives one pass of len 1 over all elements.

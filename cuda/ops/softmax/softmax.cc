@@ -1,6 +1,6 @@
 // Softmax, LogSoftmax, their gradients, BiasSoftmax and the softmax cross-entropy losses (+Grad)
-// on the GPU. The wrappers check nodes like the CPU kernels (exec/kernels/softmax.cc, loss.cc,
-// training_softmax_grad.cc, training_loss_grad.cc): the same attributes, defaults, opset rules
+// on the GPU. The wrappers check nodes like the CPU kernels (lib/ops/softmax/softmax_cpu.cc, ops/loss/loss_cpu.cc,
+// softmax_grad_cpu.cc, ops/loss/loss_grad_cpu.cc): the same attributes, defaults, opset rules
 // and messages; device code in softmax.cu and sce_loss.cu.
 #include <optional>
 #include <string>

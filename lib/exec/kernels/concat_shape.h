@@ -1,4 +1,4 @@
-// Concat's output shape and checks, shared by the CPU kernels (tensor_layout.cc) and the CUDA
+// Concat's output shape and checks, shared by the CPU kernels (ops/layout/layout_cpu.cc) and the CUDA
 // wrapper: one element type, equal ranks, equal dims except along the axis.
 #pragma once
 

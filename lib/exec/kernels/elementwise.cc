@@ -65,13 +65,5 @@ Expected<std::vector<int64_t>> BroadcastInputs(const KernelContext& ctx, int n) 
 
 }  // namespace elementwise
 
-void RegisterElementwiseKernels(KernelRegistry& r) {
-  elementwise::RegisterUnaryKernels(r);
-  elementwise::RegisterBinaryKernels(r);
-  elementwise::RegisterCompareLogicKernels(r);
-  elementwise::RegisterVariadicKernels(r);
-  elementwise::RegisterCastKernels(r);
-  elementwise::RegisterMiscKernels(r);
-}
 
 }  // namespace memopt

@@ -1,5 +1,5 @@
-// Internals shared by the elementwise kernel files (elementwise_*.cc): the per-file registration
-// functions that RegisterElementwiseKernels calls, the dtype lists used for KernelInfo::types,
+// Internals shared by the elementwise CPU kernels (lib/ops/elementwise/*_cpu.cc and other
+// elementwise ops' kernels): the dtype lists used for KernelInfo::types,
 // and small loop helpers on top of kernel_util.h.
 #pragma once
 
@@ -13,12 +13,6 @@
 namespace memopt::elementwise {
 
 // Registration, one per file.
-void RegisterUnaryKernels(KernelRegistry& r);        // elementwise_unary.cc
-void RegisterBinaryKernels(KernelRegistry& r);       // elementwise_binary.cc
-void RegisterCompareLogicKernels(KernelRegistry& r); // elementwise_compare.cc
-void RegisterVariadicKernels(KernelRegistry& r);     // elementwise_variadic.cc
-void RegisterCastKernels(KernelRegistry& r);         // elementwise_cast.cc
-void RegisterMiscKernels(KernelRegistry& r);         // elementwise_misc.cc (Clip, Identity)
 
 // Element types for KernelInfo::types.
 std::vector<DataType> FloatTypes();                // float, double, float16, bfloat16

@@ -1,5 +1,5 @@
-// Gather's and GatherGrad's decode, shared by the CPU kernels (tensor_index.cc,
-// training_shape_grad.cc) and the CUDA wrappers (cuda/ops/index/gather.cc): the axis, the
+// Gather's and GatherGrad's decode, shared by the CPU kernels (ops/index/gather_cpu.cc,
+// index_grad_cpu.cc) and the CUDA wrappers (cuda/ops/index/gather.cc): the axis, the
 // [outer, dim, inner] view of data (or of GatherGrad's dX), the output shape, the checks and their
 // messages. Tensors are read for shapes and types only (Tensor::Meta views will do).
 #pragma once

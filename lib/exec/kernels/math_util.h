@@ -1,7 +1,7 @@
 // Helpers private to the math kernels (matmul, gemm, conv, pool, norm, softmax, loss):
 // views of floating tensors in their compute type (float for float/float16/bfloat16, double for
-// double), convolution/pooling window geometry, and the per-file registration functions that
-// RegisterMathKernels calls.
+// double), and convolution/pooling window geometry. The kernels themselves live with their ops in
+// lib/ops/<family>/*_cpu.cc.
 #pragma once
 
 #include <cstdint>
@@ -170,17 +170,5 @@ struct Dims3 {
   int64_t d = 1, h = 1, w = 1;
   int64_t size() const { return d * h * w; }
 };
-
-// ---------------------------------------------------------------------------------------------
-// Registration (one per file; RegisterMathKernels in math_kernels.cc calls them all).
-
-void RegisterMatMulKernels(KernelRegistry& r);         // matmul.cc
-void RegisterGemmKernels(KernelRegistry& r);           // gemm.cc
-void RegisterConvKernels(KernelRegistry& r);           // conv.cc
-void RegisterConvTransposeKernels(KernelRegistry& r);  // conv_transpose.cc
-void RegisterPoolKernels(KernelRegistry& r);           // pool.cc
-void RegisterNormKernels(KernelRegistry& r);           // norm.cc
-void RegisterSoftmaxKernels(KernelRegistry& r);        // softmax.cc
-void RegisterLossKernels(KernelRegistry& r);           // loss.cc
 
 }  // namespace memopt::math

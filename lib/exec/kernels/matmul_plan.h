@@ -1,4 +1,4 @@
-// The batched-product plan shared by the CPU MatMul family (kernels/matmul.cc) and the CUDA
+// The batched-product plan shared by the CPU MatMul family (ops/matmul/matmul_cpu.cc) and the CUDA
 // wrappers (cuda/ops/matmul/matmul.cc): each operand is described by where its logical [rows, cols]
 // matrices live in memory (leading dimension, BLAS transpose flag, distance between consecutive
 // batch entries), which covers transA/transB and FusedMatMul's transBatch layouts

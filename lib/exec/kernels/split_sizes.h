@@ -1,4 +1,4 @@
-// Split's decode, shared by the CPU Split kernels (tensor_layout.cc) and the CUDA wrapper: the
+// Split's decode, shared by the CPU Split kernels (ops/layout/layout_cpu.cc) and the CUDA wrapper: the
 // axis, the `split` input or attribute, else equal parts, and the checks that they fit the axis.
 #pragma once
 

@@ -9,17 +9,6 @@
 
 namespace memopt {
 
-void RegisterTensorKernels(KernelRegistry& r) {
-  tensor_kernels::RegisterShapeKernels(r);
-  tensor_kernels::RegisterLayoutKernels(r);
-  tensor_kernels::RegisterSliceKernels(r);
-  tensor_kernels::RegisterIndexKernels(r);
-  tensor_kernels::RegisterScatterKernels(r);
-  tensor_kernels::RegisterGenerateKernels(r);
-  tensor_kernels::RegisterOrderKernels(r);
-  tensor_kernels::RegisterResizeKernels(r);
-  tensor_kernels::RegisterEinsumKernels(r);
-}
 
 namespace tensor_kernels {
 

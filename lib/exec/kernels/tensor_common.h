@@ -1,4 +1,4 @@
-// Helpers shared by the shape/layout/index kernels (kernels/tensor_*.cc): reading small integer
+// Helpers shared by the shape/layout/index kernels (lib/ops/{layout,index,generate}/*_cpu.cc): reading small integer
 // inputs, type-agnostic element copies (any element size, strings too) and a strided copy that
 // serves Transpose, Slice, Expand, Tile, Concat, Split, Pad and DepthToSpace alike.
 #pragma once
@@ -14,16 +14,6 @@
 
 namespace memopt::tensor_kernels {
 
-// One registration function per kernels/tensor_*.cc file; RegisterTensorKernels calls them all.
-void RegisterShapeKernels(KernelRegistry& r);     // tensor_shape.cc
-void RegisterLayoutKernels(KernelRegistry& r);    // tensor_layout.cc
-void RegisterSliceKernels(KernelRegistry& r);     // tensor_slice.cc
-void RegisterIndexKernels(KernelRegistry& r);     // tensor_index.cc
-void RegisterScatterKernels(KernelRegistry& r);   // tensor_scatter.cc
-void RegisterGenerateKernels(KernelRegistry& r);  // tensor_generate.cc
-void RegisterOrderKernels(KernelRegistry& r);     // tensor_order.cc
-void RegisterResizeKernels(KernelRegistry& r);    // tensor_resize.cc
-void RegisterEinsumKernels(KernelRegistry& r);    // tensor_einsum.cc
 
 /// A zero-filled tensor; string tensors get numel empty strings.
 Tensor NewTensor(DataType dtype, std::vector<int64_t> shape);

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "exec/kernel.h"
+#include "helpers/cpu_kernels_of.h"
 
 namespace memopt::testing {
 namespace {
@@ -84,8 +85,7 @@ class Call {
     return *this;
   }
   Expected<std::vector<Tensor>> Run() {
-    KernelRegistry r;
-    RegisterTensorKernels(r);
+    const KernelRegistry r = CpuKernelsOf({"layout/layout_cpu", "layout/shape_cpu", "index", "generate/generate_cpu", "matmul/einsum_cpu"});
     const KernelInfo* k = r.Find(node_.domain, node_.op_type);
     REQUIRE(k != nullptr);
     KernelContext ctx;

@@ -1,5 +1,5 @@
-// Helpers shared by the training / fused-op kernel files (kernels/training_*.cc): the per-file
-// registration functions, float-type dispatch (float16/bfloat16 computed in float, float64 in
+// Helpers shared by the training / fused-op CPU kernels (lib/ops/<family>/*_cpu.cc): float-type
+// dispatch (float16/bfloat16 computed in float, float64 in
 // double) and small input readers. Private to those files; general helpers live in kernel_util.h.
 #pragma once
 
@@ -9,24 +9,15 @@
 #include <type_traits>
 #include <vector>
 
-#include "util/half.h"
 #include "exec/kernel.h"
 #include "exec/philox.h"
 #include "exec/tensor.h"
+#include "util/half.h"
 #include "util/status.h"
 
 namespace memopt::training {
 
 inline constexpr const char* kMsDomain = "com.microsoft";
-
-// One registration function per file; RegisterTrainingKernels (training_register.cc) calls them.
-void RegisterActivationKernels(KernelRegistry& r);  // training_activations_grad.cc
-void RegisterSoftmaxGradKernels(KernelRegistry& r);  // training_softmax_grad.cc
-void RegisterNormGradKernels(KernelRegistry& r);     // training_norm_grad.cc
-void RegisterLossGradKernels(KernelRegistry& r);     // training_loss_grad.cc
-void RegisterShapeGradKernels(KernelRegistry& r);    // training_shape_grad.cc
-void RegisterPoolGradKernels(KernelRegistry& r);     // training_pool_grad.cc
-void RegisterAccumKernels(KernelRegistry& r);        // training_accum.cc
 
 /// float, double, float16, bfloat16 (ORT's type set F4).
 std::vector<DataType> FloatTypes();

@@ -1,6 +1,6 @@
 // A 2-D transpose of a block of 4-byte elements: 8x8 register transposes (AVX, chosen at run
 // time) where whole 8x8 squares fit, element by element at the edges and on other CPUs. The
-// strided copy's transpose tiles (tensor_common.cc) run through it.
+// strided copy's transpose tiles (exec/kernels/tensor_common.cc) run through it.
 #pragma once
 
 #include <cstdint>

@@ -1,16 +1,13 @@
 // ScaledTanh: y = alpha * tanh(beta * x), elementwise (ONNX Runtime's contrib op in the default
 // domain, version 1; attributes alpha and beta, both required by ORT, default 1 here).
 //
-// The op's whole definition: shape rule, gradient rule, cost class and CPU kernel
-// (scaled_tanh_cpu.cc). docs/adding_an_op.md walks through this file.
+// The op's whole definition: shape rule, gradient rule and cost class; its CPU kernel
+// registers in scaled_tanh_cpu.cc. docs/adding_an_op.md walks through this file.
 #include "grad/grad_context.h"
 #include "ir/op_registry.h"
 #include "shape/infer_context.h"
 
 namespace memopt {
-
-Status ScaledTanhCpu(KernelContext& ctx);  // scaled_tanh_cpu.cc
-std::vector<DataType> ScaledTanhCpuTypes();
 
 namespace {
 
@@ -39,7 +36,6 @@ Status ScaledTanhGrad(grad::NodeGrad& g) {
 MEMOPT_OPS(activation, scaled_tanh) {
   using namespace memopt;
   ops.SetShape("", "ScaledTanh", ScaledTanhShape);
-  ops.SetCpuKernel("", "ScaledTanh", {ScaledTanhCpu, ScaledTanhCpuTypes()});
   ops.SetGrad("", "ScaledTanh", {ScaledTanhGrad});
   ops.SetCost("", "ScaledTanh", {CostKind::kElementwise, 4});  // a multiply, tanh, a multiply
 }

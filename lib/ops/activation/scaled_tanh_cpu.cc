@@ -4,10 +4,11 @@
 
 #include "exec/kernel.h"
 #include "exec/kernels/elementwise.h"
+#include "ir/op_registry.h"
 
 namespace memopt {
 
-std::vector<DataType> ScaledTanhCpuTypes() { return elementwise::FloatTypes(); }
+namespace {
 
 Status ScaledTanhCpu(KernelContext& ctx) {
   const float alpha = ctx.node->GetFloat("alpha", 1.0f);
@@ -18,4 +19,9 @@ Status ScaledTanhCpu(KernelContext& ctx) {
   });
 }
 
+}  // namespace
 }  // namespace memopt
+
+MEMOPT_OPS(activation, scaled_tanh_cpu) {
+  ops.SetCpuKernel("", "ScaledTanh", memopt::ScaledTanhCpu, memopt::elementwise::FloatTypes());
+}

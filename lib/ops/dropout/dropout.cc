@@ -3,7 +3,7 @@
 // BitmaskDropoutGrad.
 //
 // Each op's whole definition: the decode every backend calls (dropout.h), shape rules, Dropout's
-// gradient rule with the mask it saves, cost classes, and the CPU kernels (dropout_cpu.cc).
+// gradient rule with the mask it saves, and cost classes; the CPU kernels register in dropout_cpu.cc.
 // Masks are Philox words keyed by the node's seed (exec/dropout_seed.h), the same on every backend.
 // The fused BiasSoftmaxDropout lives with the softmax family.
 #include "ops/dropout/dropout.h"
@@ -11,17 +11,12 @@
 #include <string>
 
 #include "exec/kernels/decode_inputs.h"
-#include "exec/kernels/math_util.h"
 #include "grad/grad_context.h"
 #include "ir/op_registry.h"
 #include "shape/infer_context.h"
 
 namespace memopt {
 namespace dropout {
-
-Status DropoutCpu(KernelContext& ctx);  // dropout_cpu.cc
-Status DropoutGradCpu(KernelContext& ctx);
-bool DropoutCpuIsRandom(const KernelContext& ctx);
 
 namespace {
 
@@ -193,12 +188,9 @@ bool DropoutMayTrain(const Graph& graph, const Node& node) {
 
 MEMOPT_OPS(dropout, dropout) {
   using namespace memopt;
-  KernelInfo forward{dropout::DropoutCpu, math::FloatTypes()};
-  forward.is_random = dropout::DropoutCpuIsRandom;
   const CostClass cost{CostKind::kElementwise, 3};
 
   ops.SetShape("", "Dropout", dropout::DropoutShape);
-  ops.SetCpuKernel("", "Dropout", forward);
   ops.SetGrad("", "Dropout", {dropout::DropoutGradRule, {1, 2}, {{1, "_mask", false, dropout::DropoutMayTrain}}});
   ops.SetCost("", "Dropout", cost);
 
@@ -206,11 +198,9 @@ MEMOPT_OPS(dropout, dropout) {
   ops.SetShape(kMicrosoftDomain, "BitmaskDropout", dropout::BitmaskDropoutShape);
   ops.SetShape(kMicrosoftDomain, "BitmaskBiasDropout", dropout::BitmaskDropoutShape);
   for (const char* op : {"BiasDropout", "BitmaskDropout", "BitmaskBiasDropout"}) {
-    ops.SetCpuKernel(kMicrosoftDomain, op, forward);
     ops.SetCost(kMicrosoftDomain, op, cost);
   }
   for (const char* op : {"DropoutGrad", "BitmaskDropoutGrad"}) {
     ops.SetShape(kMicrosoftDomain, op, dropout::DropoutGradShape);
-    ops.SetCpuKernel(kMicrosoftDomain, op, {dropout::DropoutGradCpu, math::FloatTypes()});
   }
 }

@@ -9,6 +9,7 @@
 
 #include "exec/kernels/kernel_util.h"
 #include "exec/kernels/training_util.h"
+#include "ir/op_registry.h"
 #include "ops/dropout/dropout.h"
 
 namespace memopt::dropout {
@@ -124,3 +125,16 @@ bool DropoutCpuIsRandom(const KernelContext& ctx) {
 }
 
 }  // namespace memopt::dropout
+
+MEMOPT_OPS(dropout, dropout_cpu) {
+  using namespace memopt;
+  KernelInfo forward{dropout::DropoutCpu, training::FloatTypes()};
+  forward.is_random = dropout::DropoutCpuIsRandom;
+  ops.SetCpuKernel("", "Dropout", forward);
+  for (const char* op : {"BiasDropout", "BitmaskDropout", "BitmaskBiasDropout"}) {
+    ops.SetCpuKernel(kMicrosoftDomain, op, forward);
+  }
+  for (const char* op : {"DropoutGrad", "BitmaskDropoutGrad"}) {
+    ops.SetCpuKernel(kMicrosoftDomain, op, {dropout::DropoutGradCpu, training::FloatTypes()});
+  }
+}

@@ -18,12 +18,6 @@
 namespace memopt {
 namespace norm {
 
-Status LayerNormalizationCpu(KernelContext& ctx);  // layer_norm_cpu.cc
-Status SimplifiedLayerNormalizationCpu(KernelContext& ctx);
-Status RMSNormalizationCpu(KernelContext& ctx);
-Status SkipLayerNormalizationCpu(KernelContext& ctx);
-Status SkipSimplifiedLayerNormalizationCpu(KernelContext& ctx);
-Status LayerNormalizationGradCpu(KernelContext& ctx);  // layer_norm_grad_cpu.cc
 
 Expected<NormRows> DecodeNormRows(const Node& node, const Tensor& x) {
   const int64_t raw_axis = node.GetInt("axis", -1);
@@ -242,35 +236,27 @@ Status SimplifiedLayerNormGrad(grad::NodeGrad& g) {
 
 MEMOPT_OPS(norm, layer_norm) {
   using namespace memopt;
-  const std::vector<DataType> floats = math::FloatTypes();
   const CostClass cost{CostKind::kElementwise, 8};
 
   ops.SetShape("", "LayerNormalization", norm::LayerNormShape);
-  ops.SetCpuKernel("", "LayerNormalization", {norm::LayerNormalizationCpu, floats});
   ops.SetGrad("", "LayerNormalization", {norm::LayerNormGrad, {}, {{1, "_saved_mean"}, {2, "_saved_inv_std_var"}}});
   ops.SetCost("", "LayerNormalization", cost);
 
   ops.SetShape("", "SimplifiedLayerNormalization", norm::LayerNormShape);
-  ops.SetCpuKernel("", "SimplifiedLayerNormalization", {norm::SimplifiedLayerNormalizationCpu, floats});
   ops.SetGrad("", "SimplifiedLayerNormalization", {norm::SimplifiedLayerNormGrad, {}, {{1, "_saved_inv_std_var"}}});
   ops.SetCost("", "SimplifiedLayerNormalization", cost);
 
   ops.SetShape("", "RMSNormalization", norm::RmsNormShape);
-  ops.SetCpuKernel("", "RMSNormalization", {norm::RMSNormalizationCpu, floats});
   ops.SetCost("", "RMSNormalization", cost);
 
   ops.SetShape(kMicrosoftDomain, "SkipLayerNormalization", norm::SkipLayerNormShape);
-  ops.SetCpuKernel(kMicrosoftDomain, "SkipLayerNormalization", {norm::SkipLayerNormalizationCpu, floats});
   ops.SetCost(kMicrosoftDomain, "SkipLayerNormalization", cost);
 
   ops.SetShape(kMicrosoftDomain, "SkipSimplifiedLayerNormalization", norm::SkipLayerNormShape);
-  ops.SetCpuKernel(kMicrosoftDomain, "SkipSimplifiedLayerNormalization",
-                   {norm::SkipSimplifiedLayerNormalizationCpu, floats});
   ops.SetCost(kMicrosoftDomain, "SkipSimplifiedLayerNormalization", cost);
 
   for (const char* op :
        {"LayerNormalizationGrad", "SimplifiedLayerNormalizationGrad", "InvertibleLayerNormalizationGrad"}) {
     ops.SetShape(kMicrosoftDomain, op, norm::LayerNormGradShape);
-    ops.SetCpuKernel(kMicrosoftDomain, op, {norm::LayerNormalizationGradCpu, floats});
-  }
+    }
 }

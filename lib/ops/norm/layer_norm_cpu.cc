@@ -8,6 +8,7 @@
 
 #include "exec/kernels/block_sum.h"
 #include "exec/kernels/math_util.h"
+#include "ir/op_registry.h"
 #include "ops/norm/layer_norm.h"
 
 namespace memopt::norm {
@@ -182,3 +183,14 @@ Status SkipLayerNormalizationCpu(KernelContext& ctx) { return SkipNorm(ctx, fals
 Status SkipSimplifiedLayerNormalizationCpu(KernelContext& ctx) { return SkipNorm(ctx, true); }
 
 }  // namespace memopt::norm
+
+MEMOPT_OPS(norm, layer_norm_cpu) {
+  using namespace memopt;
+  const std::vector<DataType> floats = math::FloatTypes();
+  ops.SetCpuKernel("", "LayerNormalization", norm::LayerNormalizationCpu, floats);
+  ops.SetCpuKernel("", "SimplifiedLayerNormalization", norm::SimplifiedLayerNormalizationCpu, floats);
+  ops.SetCpuKernel("", "RMSNormalization", norm::RMSNormalizationCpu, floats);
+  ops.SetCpuKernel(kMicrosoftDomain, "SkipLayerNormalization", norm::SkipLayerNormalizationCpu, floats);
+  ops.SetCpuKernel(kMicrosoftDomain, "SkipSimplifiedLayerNormalization", norm::SkipSimplifiedLayerNormalizationCpu,
+                   floats);
+}

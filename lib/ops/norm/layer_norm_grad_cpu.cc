@@ -9,6 +9,7 @@
 #include "exec/kernels/block_sum.h"
 #include "exec/kernels/kernel_util.h"
 #include "exec/kernels/training_util.h"
+#include "ir/op_registry.h"
 #include "ops/norm/layer_norm.h"
 
 namespace memopt::norm {
@@ -120,3 +121,11 @@ Status LayerNormalizationGradCpu(KernelContext& ctx) {
 }
 
 }  // namespace memopt::norm
+
+MEMOPT_OPS(norm, layer_norm_grad_cpu) {
+  using namespace memopt;
+  for (const char* op :
+       {"LayerNormalizationGrad", "SimplifiedLayerNormalizationGrad", "InvertibleLayerNormalizationGrad"}) {
+    ops.SetCpuKernel(kMicrosoftDomain, op, norm::LayerNormalizationGradCpu, training::FloatTypes());
+  }
+}

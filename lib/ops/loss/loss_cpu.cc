@@ -1,0 +1,231 @@
+// Losses: SoftmaxCrossEntropyLoss (opset 12/13), NegativeLogLikelihoodLoss (opset 12/13) and the
+// com.microsoft forms ORTModule exports: SoftmaxCrossEntropyLossInternal (ignore_index as an
+// input, output_type attribute, log_prob always produced; ort_training_ops.md 2.15) and
+// NegativeLogLikelihoodLossInternal / NegativeLogLikelihoodLossInternal2.
+//
+// Scores/log-probs are [N, C] or [N, C, D1..Dk], labels [N] or [N, D1..Dk]. For each (n, d):
+// y = label, ignored iff y == ignore_index, w = ignored ? 0 : (weights ? weights[y] : 1),
+// l = -w * logp[n, y, d]. none: l (labels' shape); sum: sum(l); mean: sum(l) / sum(w).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+#include "exec/kernels/math_util.h"
+#include "exec/math/vector_math.h"
+#include "ir/op_registry.h"
+
+namespace memopt::math {
+namespace {
+
+struct LossSpec {
+  int weights_input = 2;
+  std::optional<int64_t> ignore_index;
+  std::string reduction = "mean";
+  DataType out_type = DataType::kUndefined;  ///< kUndefined: the scores' type
+};
+
+/// Computes the reduced NLL into ctx.outputs[0]; lp(b, y, j) is the log-probability of class y at
+/// batch b, position j (scores laid out [n, c, d]).
+template <typename LogProb>
+Status Nll(KernelContext& ctx, const LossSpec& spec, LogProb&& lp, int64_t n, int64_t c, int64_t d) {
+  const Tensor& labels_t = ctx.input(1);
+  if (labels_t.dtype() != DataType::kInt32 && labels_t.dtype() != DataType::kInt64) {
+    return UnsupportedDtype(ctx, labels_t.dtype(), "labels (int32/int64 expected)");
+  }
+  if (labels_t.numel() != n * d) {
+    return ctx.Error("labels " + ShapeToString(labels_t.shape()) + " do not match the scores' [N, D1..Dk] = " +
+                     std::to_string(n) + " x " + std::to_string(d) + " elements");
+  }
+  const std::vector<int64_t> labels = labels_t.ToInt64Vector();
+  std::optional<InView<double>> weights;
+  if (ctx.has_input(spec.weights_input)) {
+    const Tensor& w = ctx.input(spec.weights_input);
+    if (w.numel() != c) {
+      return ctx.Error("weights " + ShapeToString(w.shape()) + " must have C = " + std::to_string(c) + " entries");
+    }
+    weights.emplace(w);
+  }
+  std::vector<double> loss(static_cast<size_t>(n * d));
+  double loss_sum = 0, weight_sum = 0;
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t j = 0; j < d; ++j) {
+      const int64_t y = labels[b * d + j];
+      if (spec.ignore_index && y == *spec.ignore_index) {
+        loss[b * d + j] = 0;
+        continue;
+      }
+      if (y < 0 || y >= c) {
+        return ctx.Error("label " + std::to_string(y) + " at position " + std::to_string(b * d + j) +
+                         " is outside [0, " + std::to_string(c) + ")");
+      }
+      const double w = weights ? (*weights)[y] : 1.0;
+      const double l = -w * static_cast<double>(lp(b, y, j));
+      loss[b * d + j] = l;
+      loss_sum += l;
+      weight_sum += w;
+    }
+  }
+  const DataType out_type = spec.out_type == DataType::kUndefined ? ctx.input(0).dtype() : spec.out_type;
+  if (spec.reduction == "none") {
+    ctx.outputs[0] = Tensor(out_type, labels_t.shape());
+    OutView<double> ov(ctx.outputs[0]);
+    for (size_t i = 0; i < loss.size(); ++i) ov[static_cast<int64_t>(i)] = loss[i];
+  } else if (spec.reduction == "sum" || spec.reduction == "mean") {
+    ctx.outputs[0] = Tensor(out_type, {});
+    double v = loss_sum;
+    if (spec.reduction == "mean") {
+      v = weight_sum != 0 ? loss_sum / weight_sum : std::numeric_limits<double>::quiet_NaN();
+    }
+    ctx.outputs[0].SetFromDouble(0, v);
+  } else {
+    return ctx.Error("unknown reduction '" + spec.reduction + "' (expected none, sum or mean)");
+  }
+  return Status::Ok();
+}
+
+Expected<std::vector<int64_t>> ScoresShape(const KernelContext& ctx) {
+  const Tensor& s = ctx.input(0);
+  if (s.rank() < 2) return ctx.Error("scores " + ShapeToString(s.shape()) + " need rank >= 2 ([N, C, ...])");
+  if (!IsFloatFamily(s.dtype())) return UnsupportedDtype(ctx, s.dtype(), "scores");
+  return s.shape();
+}
+
+/// log(sum(exp(x[0..n)))) of a contiguous float row, through ExpArray (`buf`: n scratch floats).
+/// The max is taken in 8 partial maxima; NaN is ignored there and propagates through the sum.
+float LogSumExpRow(const float* x, int64_t n, float* buf) {
+  float part[8];
+  for (float& p : part) p = -std::numeric_limits<float>::infinity();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int k = 0; k < 8; ++k) part[k] = part[k] < x[i + k] ? x[i + k] : part[k];
+  }
+  float mx = -std::numeric_limits<float>::infinity();
+  for (float p : part) mx = std::max(mx, p);
+  for (; i < n; ++i) mx = std::max(mx, x[i]);
+  if (std::isinf(mx)) mx = 0;
+  return mx + std::log(math::ExpShiftedSum(x, nullptr, mx, buf, n));
+}
+
+/// Softmax cross entropy: log_prob = log_softmax over axis 1 (written to output 1 when wanted or
+/// `always_log_prob`), then NLL. Only the per-position log-sum-exp is kept when log_prob is not
+/// wanted.
+Status SoftmaxCrossEntropy(KernelContext& ctx, const LossSpec& spec, bool always_log_prob) {
+  MEMOPT_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ScoresShape(ctx));
+  const Tensor& scores = ctx.input(0);
+  const int64_t n = shape[0], c = shape[1], d = ProductOf(shape, 2, static_cast<int64_t>(shape.size()));
+  const DataType lp_type = spec.out_type == DataType::kUndefined ? scores.dtype() : spec.out_type;
+  const bool want_lp = always_log_prob ? ctx.outputs.size() > 1 : ctx.output_wanted(1);
+  return DispatchCompute(ctx, scores.dtype(), [&](auto tag) -> Status {
+    using C = typename decltype(tag)::type;
+    InView<C> sv(scores);
+    const C* xp = sv.data();
+    std::vector<C> lse(static_cast<size_t>(n * d));
+    ParallelFor(n * d, 2 * c, [&](int64_t begin, int64_t end) {
+      if constexpr (std::is_same_v<C, float>) {
+        if (d == 1) {  // contiguous class rows: vectorised exp (exec/math/vector_math.h)
+          std::vector<float> row(static_cast<size_t>(c));
+          for (int64_t r = begin; r < end; ++r) lse[static_cast<size_t>(r)] = LogSumExpRow(xp + r * c, c, row.data());
+          return;
+        }
+      }
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t b = r / d, j = r % d;
+        const C* x = xp + b * c * d + j;
+        C mx = -std::numeric_limits<C>::infinity();
+        for (int64_t k = 0; k < c; ++k) mx = std::max(mx, x[k * d]);
+        if (std::isinf(mx)) mx = 0;
+        C sum = 0;
+        for (int64_t k = 0; k < c; ++k) sum += std::exp(x[k * d] - mx);
+        lse[r] = mx + std::log(sum);
+      }
+    });
+    MEMOPT_RETURN_IF_ERROR(Nll(
+        ctx, spec, [&](int64_t b, int64_t y, int64_t j) { return xp[(b * c + y) * d + j] - lse[b * d + j]; }, n, c, d));
+    if (want_lp) {
+      ctx.outputs[1] = Tensor::Uninitialized(lp_type, shape);  // every element is written
+      OutView<C> ov(ctx.outputs[1]);
+      C* lp = ov.data();
+      ParallelFor(n, c * d, [&](int64_t begin, int64_t end) {
+        for (int64_t b = begin; b < end; ++b)
+          for (int64_t k = 0; k < c; ++k)
+            for (int64_t j = 0; j < d; ++j) {
+              const int64_t i = (b * c + k) * d + j;
+              lp[i] = xp[i] - lse[b * d + j];
+            }
+      });
+    }
+    return Status::Ok();
+  });
+}
+
+Status NegativeLogLikelihood(KernelContext& ctx, const LossSpec& spec) {
+  MEMOPT_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ScoresShape(ctx));
+  const Tensor& input = ctx.input(0);
+  const int64_t n = shape[0], c = shape[1], d = ProductOf(shape, 2, static_cast<int64_t>(shape.size()));
+  return DispatchCompute(ctx, input.dtype(), [&](auto tag) -> Status {
+    using C = typename decltype(tag)::type;
+    InView<C> iv(input);
+    const C* lp = iv.data();
+    return Nll(
+        ctx, spec, [&](int64_t b, int64_t y, int64_t j) { return lp[(b * c + y) * d + j]; }, n, c, d);
+  });
+}
+
+LossSpec OnnxSpec(const KernelContext& ctx) {
+  LossSpec spec;
+  spec.reduction = ctx.node->GetString("reduction", "mean");
+  if (ctx.node->HasAttr("ignore_index")) spec.ignore_index = ctx.node->GetInt("ignore_index", 0);
+  return spec;
+}
+
+/// Internal forms: ignore_index is input 3 (an int64 scalar tensor), output_type an attribute.
+Expected<LossSpec> InternalSpec(const KernelContext& ctx) {
+  LossSpec spec;
+  spec.reduction = ctx.node->GetString("reduction", "mean");
+  if (ctx.has_input(3)) {
+    const Tensor& ii = ctx.input(3);
+    if (ii.numel() != 1) return ctx.Error("ignore_index must be a scalar, got " + ShapeToString(ii.shape()));
+    spec.ignore_index = ii.ToInt64Vector()[0];
+  }
+  if (ctx.node->HasAttr("output_type")) {
+    const int64_t t = ctx.node->GetInt("output_type", 0);
+    if (!IsKnownDataType(static_cast<int32_t>(t)) || !IsFloatFamily(static_cast<DataType>(t))) {
+      return ctx.Error("output_type " + std::to_string(t) + " is not a floating type");
+    }
+    spec.out_type = static_cast<DataType>(t);
+  }
+  return spec;
+}
+
+Status SoftmaxCrossEntropyLoss(KernelContext& ctx) { return SoftmaxCrossEntropy(ctx, OnnxSpec(ctx), false); }
+
+Status NegativeLogLikelihoodLoss(KernelContext& ctx) { return NegativeLogLikelihood(ctx, OnnxSpec(ctx)); }
+
+Status SoftmaxCrossEntropyLossInternal(KernelContext& ctx) {
+  MEMOPT_ASSIGN_OR_RETURN(LossSpec spec, InternalSpec(ctx));
+  return SoftmaxCrossEntropy(ctx, spec, true);
+}
+
+Status NegativeLogLikelihoodLossInternal(KernelContext& ctx) {
+  MEMOPT_ASSIGN_OR_RETURN(LossSpec spec, InternalSpec(ctx));
+  return NegativeLogLikelihood(ctx, spec);
+}
+
+}  // namespace
+
+static void RegisterLossKernels(OpRegistry& r) {
+  r.SetCpuKernel("", "SoftmaxCrossEntropyLoss", SoftmaxCrossEntropyLoss, FloatTypes());
+  r.SetCpuKernel("", "NegativeLogLikelihoodLoss", NegativeLogLikelihoodLoss, FloatTypes());
+  r.SetCpuKernel("com.microsoft", "SoftmaxCrossEntropyLossInternal", SoftmaxCrossEntropyLossInternal, FloatTypes());
+  r.SetCpuKernel("com.microsoft", "NegativeLogLikelihoodLossInternal", NegativeLogLikelihoodLossInternal, FloatTypes());
+  r.SetCpuKernel("com.microsoft", "NegativeLogLikelihoodLossInternal2", NegativeLogLikelihoodLossInternal, FloatTypes());
+}
+
+}  // namespace memopt::math
+
+MEMOPT_OPS(loss, loss_cpu) {
+  memopt::math::RegisterLossKernels(ops);
+}
