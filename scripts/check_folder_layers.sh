@@ -11,7 +11,7 @@ set -euo pipefail
 src=${1:-"$(dirname "$0")/.."}
 cd "$src"
 LAYERS=(lib/util lib/sym lib/ir lib/shape lib/io lib/analysis lib/rewrite lib/exec lib/plan lib/grad lib/verify
-        lib/report lib/ops cuda cuda/kernels cuda/ops tools)
+        lib/report lib/ops lib/pipeline cuda cuda/kernels cuda/ops tools)
 declare -A rank
 for i in "${!LAYERS[@]}"; do rank[${LAYERS[$i]}]=$i; done
 

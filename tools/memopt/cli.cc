@@ -146,21 +146,14 @@ void PrintHint(const std::string& message) {
 namespace {
 
 Expected<LoadedModel> LoadAndInferWithProgress(const std::string& path) {
-  LoadedModel out;
-  Progress progress("loading " + path);
-  Stopwatch load_watch;
-  auto model = LoadModel(path);
-  if (!model.ok()) return model.status().WithContext(path);
-  out.load_ms = load_watch.ElapsedMs();
-  out.model = std::move(model).value();
-  progress.Stage("inferring shapes (" + std::to_string(out.model.graph.nodes.size()) + " nodes)");
-  Stopwatch infer_watch;
-  out.declared = DeclaredInfos(out.model.graph);
-  auto stats = InferShapes(out.model.graph);
-  if (!stats.ok()) return stats.status().WithContext(path);
-  out.shape_stats = std::move(stats).value();
-  out.infer_ms = infer_watch.ElapsedMs();
-  return out;
+  std::optional<Progress> progress;
+  return memopt::LoadAndInfer(path, [&progress](const std::string& stage) {
+    if (progress) {
+      progress->Stage(stage);
+    } else {
+      progress.emplace(stage);
+    }
+  });
 }
 
 }  // namespace
@@ -173,85 +166,29 @@ Expected<LoadedModel> LoadAndInfer(const std::string& path) {
   return loaded;
 }
 
-std::vector<std::string> ModelDims(const Graph& graph, bool with_unnamed) {
-  std::set<std::string> names;
-  for (const Value& v : graph.values) {
-    if (!v.info.shape) continue;
-    for (const SymExpr& d : *v.info.shape) {
-      if (d.IsConstant()) continue;
-      for (const std::string& s : d.Symbols()) {
-        if (with_unnamed || !IsUnnamedDim(s)) names.insert(s);
+Expected<std::unique_ptr<ScannedModel>> LoadAndScan(const ScanRequest& request) {
+  Expected<std::unique_ptr<ScannedModel>> scanned = [&request] {
+    std::optional<Progress> progress;  // gone before the warnings
+    return memopt::LoadAndScan(request, [&progress](const std::string& stage) {
+      if (progress) {
+        progress->Stage(stage);
+      } else {
+        progress.emplace(stage);
       }
-    }
+    });
+  }();
+  if (scanned.ok()) {
+    for (const std::string& w : (*scanned)->loaded.model.warnings) PrintWarning(request.model + ": " + w);
   }
-  return {names.begin(), names.end()};
+  return scanned;
 }
 
-bool IsUnnamedDim(const std::string& name) { return name.rfind("unk__", 0) == 0; }
 
-Expected<DimBindings> ParseDimsForModel(const std::string& text, const Graph& graph) {
-  MEMOPT_ASSIGN_OR_RETURN(DimBindings dims, CheckDimNames(text, graph));
-  MEMOPT_RETURN_IF_ERROR(CheckSizesAtDims(graph, dims));
-  return dims;
-}
 
-Expected<DimBindings> CheckDimNames(const std::string& text, const Graph& graph) {
-  MEMOPT_ASSIGN_OR_RETURN(DimBindings dims, DimBindings::Parse(text));
-  if (dims.empty()) return dims;
-  // Dims shape inference could not resolve (unk__<n>) bind like the model's own: the hints name them.
-  const std::vector<std::string> all = ModelDims(graph, true);
-  const std::set<std::string> known_set(all.begin(), all.end());
-  std::vector<std::string> known = ModelDims(graph);
-  for (const auto& [name, value] : dims.values()) {
-    if (known_set.count(name)) continue;
-    std::string message = "unknown dim '" + name + "' in --dims";
-    std::string guess = ClosestMatch(name, known);
-    if (!guess.empty()) message += "; did you mean '" + guess + "'?";
-    if (known.empty()) {
-      message += " (the model has no symbolic dims)";
-    } else {
-      message += " (model dims:";
-      for (size_t i = 0; i < known.size(); ++i) message += (i ? ", " : " ") + known[i];
-      message += ")";
-    }
-    return UsageError(message);
-  }
-  return dims;
-}
 
-Expected<DimBindings> ParseDimsForModel(const std::string& text, const LoadedModel& loaded) {
-  MEMOPT_ASSIGN_OR_RETURN(DimBindings dims, CheckDimNames(text, loaded.model.graph));
-  MEMOPT_RETURN_IF_ERROR(CheckDimBindings(loaded.model.graph, loaded.declared, dims));
-  MEMOPT_RETURN_IF_ERROR(CheckSizesAtDims(loaded.model.graph, dims));
-  return dims;
-}
 
-Expected<std::optional<OpTable>> LoadOpTableOption(const std::string& ops, const std::string& path) {
-  if (ops != "ort" && ops != "extended") return UsageError("unknown --ops '" + ops + "'; use ort or extended");
-  const OpTable& base = ops == "extended" ? OpTable::Extended() : OpTable::Builtin();
-  if (path.empty()) return ops == "ort" ? std::optional<OpTable>() : std::optional<OpTable>(base);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return InvalidInput(path + ": cannot open op table file");
-  std::stringstream text;
-  text << in.rdbuf();
-  auto extra = OpTable::Parse(text.str());
-  if (!extra.ok()) return extra.status().WithContext(path);
-  OpTable table = base;
-  Status merged = table.Merge(*extra);
-  if (!merged.ok()) return merged.WithContext(path);
-  return std::optional<OpTable>(std::move(table));
-}
 
-std::string DimsExample(const std::vector<std::string>& unbound) {
-  std::string out;
-  bool unnamed = false;
-  for (size_t i = 0; i < unbound.size(); ++i) {
-    out += (i ? "," : "") + unbound[i] + "=<value>";
-    unnamed = unnamed || IsUnnamedDim(unbound[i]);
-  }
-  if (unnamed) out += " (unk__ dims are sizes shape inference could not resolve; --details shows where)";
-  return out;
-}
+
 
 void AddOpTableOptions(CLI::App& app, std::string& ops, std::string& op_table, const std::string& what) {
   app.add_option("--ops", ops,

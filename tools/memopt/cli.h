@@ -1,5 +1,5 @@
-// Shared pieces of the memopt command line: the subcommand table, exit codes, error printing and
-// the load -> infer pipeline every analysing subcommand starts with.
+// Shared pieces of the memopt command line: the subcommand table, exit codes, error printing,
+// progress, and the load -> infer -> scan stage (pipeline/load_and_scan.h) with both on stderr.
 #pragma once
 
 #include <chrono>
@@ -10,9 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "analysis/op_table.h"
-#include "io/model_loader.h"
-#include "shape/shape_infer.h"
+#include "pipeline/load_and_scan.h"
 #include "util/status.h"
 
 namespace memopt::cli {
@@ -90,34 +88,11 @@ int ReportError(const Status& status);
 void PrintWarning(const std::string& message, bool even_if_quiet = false);
 void PrintHint(const std::string& message);
 
-/// A model loaded and shape-inferred, with the time each stage took.
-struct LoadedModel {
-  Model model;
-  ShapeInferenceStats shape_stats;
-  std::vector<TensorInfo> declared;  ///< value infos as loaded, before inference (for the --dims check)
-  double load_ms = 0;
-  double infer_ms = 0;
-};
+/// memopt::LoadAndInfer (pipeline/load_and_scan.h) with the progress line on stderr, then the
+/// loader's warnings.
 Expected<LoadedModel> LoadAndInfer(const std::string& path);
-
-/// Dim names used by the model's shapes (sorted; the unk__ placeholders only with `with_unnamed`).
-std::vector<std::string> ModelDims(const Graph& graph, bool with_unnamed = false);
-/// True for the names the loader and shape inference give unnamed or unresolved dims (unk__<n>).
-bool IsUnnamedDim(const std::string& name);
-/// Parses --dims and checks every name against the model, with a did-you-mean hint.
-Expected<DimBindings> CheckDimNames(const std::string& text, const Graph& graph);
-/// The same, and checks that every size the dims determine fits 64 bits (CheckSizesAtDims).
-Expected<DimBindings> ParseDimsForModel(const std::string& text, const Graph& graph);
-/// The same, and checks that the values do not contradict the model's shapes (CheckDimBindings).
-Expected<DimBindings> ParseDimsForModel(const std::string& text, const LoadedModel& loaded);
-
-/// "batch=<value>,seq_len=<value>": the --dims a user must add to bind `unbound` dims.
-std::string DimsExample(const std::vector<std::string>& unbound);
-
-/// --ops ort|extended and --op-table FILE: ONNX Runtime's recomputable-op table, or with memopt's
-/// extended ops (OpTable::Extended), with FILE's ops merged in; nullopt for the plain built-in
-/// table. An unknown --ops value is a usage error; file errors name the file.
-Expected<std::optional<OpTable>> LoadOpTableOption(const std::string& ops, const std::string& path);
+/// memopt::LoadAndScan the same way.
+Expected<std::unique_ptr<ScannedModel>> LoadAndScan(const ScanRequest& request);
 /// Adds --ops (default ort) and --op-table to a subcommand; `what` ends the --op-table help.
 void AddOpTableOptions(CLI::App& app, std::string& ops, std::string& op_table, const std::string& what);
 

@@ -9,13 +9,9 @@
 
 #include <fmt/format.h>
 
-#include "analysis/scan.h"
 #include "cli.h"
 #include "io/temp_file.h"
-#include "plan/config.h"
-#include "plan/plan_outcome.h"
-#include "report/plan_report.h"
-#include "plan/selection.h"
+#include "pipeline/plan_pipeline.h"
 #include "rewrite/model_writer.h"
 #include "verify/verify_rewrite.h"
 #include "report/timeline_render.h"
@@ -60,100 +56,130 @@ Expected<MemoryOptConfig> ReadConfig(const std::string& config) {
                                "string \"Gelu+:1:-1,...\")");
 }
 
-int RunApply(const ApplyArgs& args, const GlobalOptions& globals) {
-  ApplyThreads(args.threads);
+/// The usage errors of apply's options, found before anything is loaded.
+Status CheckApplyArgs(const ApplyArgs& args, OutputFormat* format, CountSemantics* semantics) {
   if (args.timeline == "-") {
-    return ReportError(UsageError("apply --timeline needs a file name (FILE.html or FILE.svg); stdout carries the report"));
+    return UsageError("apply --timeline needs a file name (FILE.html or FILE.svg); stdout carries the report");
   }
-  if (!args.timeline.empty()) {
-    if (auto f = TimelineFormatForPath(args.timeline); !f.ok()) return ReportError(f.status());
+  if (!args.timeline.empty()) MEMOPT_RETURN_IF_ERROR(TimelineFormatForPath(args.timeline).status());
+  if (!ParseOutputFormat(args.format, format)) {
+    return UsageError("unknown --format '" + args.format + "'; use table, json, csv or markdown");
   }
-  OutputFormat format;
-  if (!ParseOutputFormat(args.format, &format)) {
-    return ReportError(UsageError("unknown --format '" + args.format + "'; use table, json, csv or markdown"));
+  if (!ParseCountSemantics(args.count_semantics, semantics)) {
+    return UsageError("unknown --count-semantics '" + args.count_semantics + "'; use documented or ort");
   }
-  CountSemantics semantics;
-  if (!ParseCountSemantics(args.count_semantics, &semantics)) {
-    return ReportError(UsageError("unknown --count-semantics '" + args.count_semantics + "'; use documented or ort"));
-  }
-  if (Status out = io::CheckOutputPath(args.output, args.model); !out.ok()) return ReportError(out);
+  MEMOPT_RETURN_IF_ERROR(io::CheckOutputPath(args.output, args.model));
   if (args.verify) {
     auto target = io::ResolveOutputTarget(args.output);
     if (target.ok() && target->direct()) {
-      return ReportError(UsageError("--verify reads the written model back; give -o a file path instead of '" +
-                                    args.output + "'"));
+      return UsageError("--verify reads the written model back; give -o a file path instead of '" + args.output + "'");
     }
   }
-  auto loaded = LoadAndInfer(args.model);
-  if (!loaded.ok()) return ReportError(loaded.status());
-  const Graph& graph = loaded->model.graph;
-  auto dims = ParseDimsForModel(args.dims, *loaded);
-  if (!dims.ok()) return ReportError(dims.status());
-  auto config = ReadConfig(args.config);
-  if (!config.ok()) return ReportError(config.status());
+  return Status::Ok();
+}
 
-  auto op_table = LoadOpTableOption(args.ops, args.op_table);
-  if (!op_table.ok()) return ReportError(op_table.status());
-  ScanOptions options;
-  options.level = args.level;
-  options.boundary_node = args.boundary;
-  options.dims = *dims;
-  options.op_table = *op_table ? &**op_table : nullptr;
-  auto scan = Scan(graph, options);
-  if (!scan.ok()) return ReportError(scan.status().WithContext(args.model));
-
-  SelectionOptions selection_options;
-  selection_options.count_semantics = semantics;
-  selection_options.lenient = args.lenient;
-  for (const ConfigEntry& e : config->entries) {
+/// The plans `config` selects in `model`, its warnings printed.
+Expected<Selection> SelectForApply(const ApplyArgs& args, const ScannedModel& model, const MemoryOptConfig& config,
+                                   CountSemantics semantics, const GlobalOptions& globals) {
+  SelectionOptions options;
+  options.count_semantics = semantics;
+  options.lenient = args.lenient;
+  for (const ConfigEntry& e : config.entries) {
     if (args.ops == "ort" && ClusterNeedsExtendedOps(e.cluster_id)) {
-      selection_options.unknown_id_hint = "'" + e.cluster_id + "' recomputes ops of memopt's extended table: give apply "
-                                          "--ops extended, as plan was given";
+      options.unknown_id_hint = "'" + e.cluster_id + "' recomputes ops of memopt's extended table: give apply "
+                                "--ops extended, as plan was given";
       break;
     }
   }
-  auto selection = SelectPlans(*scan, *config, selection_options);
-  if (!selection.ok()) return ReportError(selection.status().WithContext(args.config));
+  auto selection = SelectPlans(model.scan, config, options);
+  if (!selection.ok()) return selection.status().WithContext(args.config);
   if (globals.verbosity >= 0) {
     for (const std::string& w : selection->warnings) PrintWarning(w);
   }
-  auto outcome = EvaluatePlanExactly(graph, *scan, selection->plans, *dims);
+  return selection;
+}
+
+/// The table report's last lines: what was written where.
+std::string WrittenText(const ApplyArgs& args, const PlanOutcome& outcome, const WriteModelReport& written) {
+  std::string text = fmt::format("\nWrote {} ({} nodes: {} recompute clones, {} backward inputs rewired", args.output,
+                                 outcome.rewritten.graph.nodes.size(), outcome.nodes_added, outcome.rewired_inputs);
+  if (!outcome.spec.seeded_dropouts.empty()) {
+    text += fmt::format(", {} Dropout seed{} set", outcome.spec.seeded_dropouts.size(),
+                        outcome.spec.seeded_dropouts.size() == 1 ? "" : "s");
+  }
+  text += ")\n";
+  if (!written.external_data_file.empty()) {
+    text += fmt::format("  {} initializers ({}) written to external data {}\n", written.externalized_tensors,
+                        HumanBytes(static_cast<int64_t>(written.externalized_bytes)), written.external_data_file);
+  }
+  for (const std::string& f : written.copied_external_files) text += "  copied external data " + f + "\n";
+  return text;
+}
+
+/// --verify: reads the written model back and runs it against the original on the CPU executor;
+/// adds the result to the report (`text` or `json`).
+Status VerifyWritten(const ApplyArgs& args, const ScannedModel& model, const PlanOutcome& outcome, OutputFormat format,
+                     std::string* text, nlohmann::json* json, const GlobalOptions& globals) {
+  auto reloaded = LoadModel(args.output);
+  if (!reloaded.ok()) return reloaded.status().WithContext("--verify: reading " + args.output);
+  VerifyOptions options;
+  options.seed = args.seed;
+  options.boundary_node = args.boundary;
+  MEMOPT_ASSIGN_OR_RETURN(auto verified,
+                          VerifyRewrite(model.loaded.model, model.scan, outcome, *reloaded, model.dims, options));
+  const int64_t measured = verified.measured_peak_bytes;
+  const bool predicted_sized = outcome.peak.sized;
+  if (format == OutputFormat::kJson) {
+    (*json)["verify"] = {{"passed", true},
+                         {"outputs", verified.outputs_compared},
+                         {"seed", args.seed},
+                         {"measured_peak_bytes", measured},
+                         {"predicted_peak_bytes",
+                          predicted_sized ? nlohmann::json(outcome.peak.peak_bytes) : nlohmann::json(nullptr)}};
+  } else {
+    *text += fmt::format("\nVerify: {} outputs bit-identical to the original (CPU executor, seed {})\n",
+                         verified.outputs_compared, args.seed);
+    *text += fmt::format("  measured peak {} ({} bytes), predicted {}\n", HumanBytes(measured), WithThousands(measured),
+                         predicted_sized ? WithThousands(outcome.peak.peak_bytes) + " bytes" : "symbolic");
+  }
+  if (predicted_sized && measured != outcome.peak.peak_bytes && globals.verbosity >= 0) {
+    PrintWarning(fmt::format("measured peak {} differs from the predicted {} (values of unknown size count 0 in "
+                             "the prediction)",
+                             measured, outcome.peak.peak_bytes));
+  }
+  return Status::Ok();
+}
+
+int RunApply(const ApplyArgs& args, const GlobalOptions& globals) {
+  ApplyThreads(args.threads);
+  OutputFormat format;
+  CountSemantics semantics;
+  if (Status usage = CheckApplyArgs(args, &format, &semantics); !usage.ok()) return ReportError(usage);
+  auto model = LoadAndScan({args.model, args.dims, args.ops, args.op_table, args.level, args.boundary});
+  if (!model.ok()) return ReportError(model.status());
+  const ScannedModel& m = **model;
+  auto config = ReadConfig(args.config);
+  if (!config.ok()) return ReportError(config.status());
+  auto selection = SelectForApply(args, m, *config, semantics, globals);
+  if (!selection.ok()) return ReportError(selection.status());
+  auto outcome = EvaluatePlanExactly(m.graph(), m.scan, selection->plans, m.dims);
   if (!outcome.ok()) return ReportError(outcome.status().WithContext(args.model));
 
   std::vector<std::string> nodes;
   nodes.reserve(outcome->rewritten.graph.nodes.size());
   for (const Node& node : outcome->rewritten.graph.nodes) nodes.push_back(outcome->rewritten.graph.ToProto(node).SerializeAsString());
-  auto written = WriteModelWithNodes(loaded->model, nodes, args.output);
+  auto written = WriteModelWithNodes(m.loaded.model, nodes, args.output);
   if (!written.ok()) return ReportError(written.status());
 
   PlanReportInput report;
   report.command = "apply";
-  report.model_name = args.model;
-  report.graph = &graph;
-  report.scan = &*scan;
-  report.level = args.level;
-  report.dims = *dims;
   report.mode = fmt::format("config {} ({} count semantics)", args.config, args.count_semantics);
   for (const ConfigEntry& e : config->entries) report.config.push_back(e.text);
   for (const ConfigSelector& s : config->selectors) report.config.push_back(s.text);
-  report.matches = selection->matches;
-  report.outcome = &*outcome;
-  report.original_stashed = StashedActivations(graph, scan->order, scan->boundary, *dims);
-  for (const Node& node : graph.nodes) {
-    if (scan->order.IsForward(node.id)) report.forward_flops += EstimateNodeCost(graph, node, *dims).flops;
-  }
-  if (RaisesPeak(report) == true) {
-    auto raisers = FindPeakRaisers(graph, *scan, selection->plans, *dims);
-    if (!raisers.ok()) return ReportError(raisers.status().WithContext(args.model));
-    report.peak_raisers = std::move(raisers).value();
-  }
+  if (Status described = DescribeRewrite(m, *selection, *outcome, &report); !described.ok()) return ReportError(described);
   if (!args.timeline.empty()) {
-    RewriteTimelineRequest request;
-    request.path = args.timeline;
-    request.model_path = args.model;
-    request.command = "apply";
-    request.mode = "config " + args.config;
-    Status drawn = WriteRewriteTimeline(request, graph, *scan, outcome->rewritten.graph, outcome->rewritten.order, *dims);
+    RewriteTimelineRequest request{args.timeline, args.model, "apply", "config " + args.config};
+    Status drawn = WriteRewriteTimeline(request, m.graph(), m.scan, outcome->rewritten.graph, outcome->rewritten.order, m.dims);
     if (!drawn.ok()) return ReportError(drawn);
     PrintInfo(1, "wrote the timeline to " + args.timeline);
   }
@@ -164,60 +190,12 @@ int RunApply(const ApplyArgs& args, const GlobalOptions& globals) {
     json_report["output"] = args.output;
   } else {
     text = RenderPlanText(report, format);
-    if (format == OutputFormat::kTable) {
-      text += fmt::format("\nWrote {} ({} nodes: {} recompute clones, {} backward inputs rewired", args.output,
-                          outcome->rewritten.graph.nodes.size(), outcome->nodes_added, outcome->rewired_inputs);
-      if (!outcome->spec.seeded_dropouts.empty()) {
-        text += fmt::format(", {} Dropout seed{} set", outcome->spec.seeded_dropouts.size(),
-                            outcome->spec.seeded_dropouts.size() == 1 ? "" : "s");
-      }
-      text += ")\n";
-      if (!written->external_data_file.empty()) {
-        text += fmt::format("  {} initializers ({}) written to external data {}\n", written->externalized_tensors,
-                            HumanBytes(static_cast<int64_t>(written->externalized_bytes)),
-                            written->external_data_file);
-      }
-      for (const std::string& f : written->copied_external_files) text += "  copied external data " + f + "\n";
-    }
+    if (format == OutputFormat::kTable) text += WrittenText(args, *outcome, *written);
   }
-
-  if (args.verify) {
-    auto reloaded = LoadModel(args.output);
-    if (!reloaded.ok()) return ReportError(reloaded.status().WithContext("--verify: reading " + args.output));
-    VerifyOptions verify_options;
-    verify_options.seed = args.seed;
-    verify_options.boundary_node = args.boundary;
-    auto verified = VerifyRewrite(loaded->model, *scan, *outcome, *reloaded, *dims, verify_options);
-    if (!verified.ok()) {
-      if (format == OutputFormat::kJson) text = json_report.dump(2) + "\n";
-      PrintReport(text, args.output == "-");
-      return ReportError(verified.status());
-    }
-    const int64_t measured = verified->measured_peak_bytes;
-    const size_t compared = verified->outputs_compared;
-    const bool predicted_sized = outcome->peak.sized;
-    if (format == OutputFormat::kJson) {
-      json_report["verify"] = {{"passed", true},
-                               {"outputs", compared},
-                               {"seed", args.seed},
-                               {"measured_peak_bytes", measured},
-                               {"predicted_peak_bytes",
-                                predicted_sized ? nlohmann::json(outcome->peak.peak_bytes) : nlohmann::json(nullptr)}};
-    } else {
-      text += fmt::format("\nVerify: {} outputs bit-identical to the original (CPU executor, seed {})\n", compared,
-                          args.seed);
-      text += fmt::format("  measured peak {} ({} bytes), predicted {}\n", HumanBytes(measured),
-                          WithThousands(measured),
-                          predicted_sized ? WithThousands(outcome->peak.peak_bytes) + " bytes" : "symbolic");
-    }
-    if (predicted_sized && measured != outcome->peak.peak_bytes && globals.verbosity >= 0) {
-      PrintWarning(fmt::format("measured peak {} differs from the predicted {} (values of unknown size count 0 in "
-                               "the prediction)",
-                               measured, outcome->peak.peak_bytes));
-    }
-  }
+  Status verified = args.verify ? VerifyWritten(args, m, *outcome, format, &text, &json_report, globals) : Status::Ok();
   if (format == OutputFormat::kJson) text = json_report.dump(2) + "\n";
   PrintReport(text, args.output == "-");  // -o -: the model took stdout
+  if (!verified.ok()) return ReportError(verified);
   if (selection->plans.empty() && globals.verbosity >= 0) {
     PrintWarning("the config selects no plan; the model was written unchanged");
   }

@@ -33,6 +33,35 @@ std::string NodeText(const Graph& graph, NodeId node) {
   return graph.node(node).Describe();
 }
 
+/// Compares the outputs with a test-data set's expected ones and adds the count to `text`;
+/// `mismatch` becomes the kVerifyFailed status of the worst mismatch (most differing values, then
+/// largest difference). An error when an expected output was not computed.
+Status CompareExpected(const RunArgs& args, const std::map<std::string, ExpectedOutput>& expected,
+                       const std::map<std::string, Tensor>& outputs, std::string* text, Status* mismatch) {
+  if (expected.empty()) return Status::Ok();
+  const CompareOptions compare{args.rtol, args.atol};
+  size_t matched = 0;
+  std::pair<int64_t, double> worst{-1, 0.0};
+  for (const auto& [name, want] : expected) {
+    auto it = outputs.find(name);
+    if (it == outputs.end()) return InternalError("graph output '" + name + "' was not computed");
+    const TensorComparison c = CompareTensors(it->second, want.tensor, compare);
+    if (c.match) {
+      ++matched;
+      continue;
+    }
+    if (std::make_pair(c.values_differing, c.worst_abs_diff) > worst) {
+      worst = {c.values_differing, c.worst_abs_diff};
+      *mismatch = Status(ErrorCode::kVerifyFailed,
+                        fmt::format("output '{}' differs from {}: {} (largest |difference| {:g}; rtol {:g}, atol {:g})",
+                                    name, want.file, c.mismatch, c.worst_abs_diff, args.rtol, args.atol));
+    }
+  }
+  *text += fmt::format("expected outputs: {} of {} match (rtol {:g}, atol {:g})\n", matched, expected.size(), args.rtol,
+                       args.atol);
+  return Status::Ok();
+}
+
 int RunRun(const RunArgs& args, const GlobalOptions& globals) {
   ApplyThreads(args.threads);
   auto loaded = LoadAndInfer(args.model);
@@ -88,35 +117,11 @@ int RunRun(const RunArgs& args, const GlobalOptions& globals) {
   if (!args.save_outputs.empty()) text += fmt::format("outputs: {} written to {}\n", written, args.save_outputs);
 
   // Expected outputs of an ONNX test-data set: all must match, else exit 5 with the worst one.
-  int code = kExitOk;
   Status mismatch = Status::Ok();
-  if (!inputs->expected.empty()) {
-    const CompareOptions compare{args.rtol, args.atol};
-    size_t matched = 0;
-    std::pair<int64_t, double> worst{-1, 0.0};  // most differing values, then largest difference
-    for (const auto& [name, want] : inputs->expected) {
-      auto it = result->outputs.find(name);
-      if (it == result->outputs.end()) {
-        return ReportError(InternalError("graph output '" + name + "' was not computed"));
-      }
-      const TensorComparison c = CompareTensors(it->second, want.tensor, compare);
-      if (c.match) {
-        ++matched;
-        continue;
-      }
-      if (std::make_pair(c.values_differing, c.worst_abs_diff) > worst) {
-        worst = {c.values_differing, c.worst_abs_diff};
-        mismatch = Status(ErrorCode::kVerifyFailed,
-                          fmt::format("output '{}' differs from {}: {} (largest |difference| {:g}; rtol {:g}, atol {:g})",
-                                      name, want.file, c.mismatch, c.worst_abs_diff, args.rtol, args.atol));
-      }
-    }
-    text += fmt::format("expected outputs: {} of {} match (rtol {:g}, atol {:g})\n", matched,
-                        inputs->expected.size(), args.rtol, args.atol);
-  }
+  Status compared = CompareExpected(args, inputs->expected, result->outputs, &text, &mismatch);
+  if (!compared.ok()) return ReportError(compared);
   std::fwrite(text.data(), 1, text.size(), stdout);
-  if (!mismatch.ok()) code = ReportError(mismatch);
-  return code;
+  return mismatch.ok() ? kExitOk : ReportError(mismatch);
 }
 
 }  // namespace

@@ -46,25 +46,13 @@ int RunScan(const ScanArgs& args, const GlobalOptions& globals) {
     if (Status out = io::CheckOutputPath(args.output, args.model); !out.ok()) return ReportError(out);
   }
   Stopwatch total;
-  auto loaded = LoadAndInfer(args.model);
-  if (!loaded.ok()) return ReportError(loaded.status());
-  const Graph& graph = loaded->model.graph;
-
-  auto dims = ParseDimsForModel(args.dims, *loaded);
-  if (!dims.ok()) return ReportError(dims.status());
-
-  auto table = LoadOpTableOption(args.ops, args.op_table);
-  if (!table.ok()) return ReportError(table.status());
-
-  ScanOptions options;
-  options.level = args.level;
-  options.boundary_node = args.boundary;
-  options.dims = *dims;
-  options.op_table = *table ? &**table : nullptr;
-  Stopwatch analysis_watch;
-  auto result = Scan(graph, options);
-  if (!result.ok()) return ReportError(result.status().WithContext(args.model));
-  double analysis_ms = analysis_watch.ElapsedMs();
+  auto scanned = LoadAndScan({args.model, args.dims, args.ops, args.op_table, args.level, args.boundary});
+  if (!scanned.ok()) return ReportError(scanned.status());
+  const ScannedModel& m = **scanned;
+  const Graph& graph = m.graph();
+  const ScanResult* result = &m.scan;
+  const ScanOptions& options = m.options;
+  const LoadedModel* loaded = &m.loaded;
 
   auto replaced = RunScanViews(args.views, {args.model, &loaded->model, &*result, &options, format, args.output});
   if (!replaced.ok()) return ReportError(replaced.status());
@@ -77,7 +65,7 @@ int RunScan(const ScanArgs& args, const GlobalOptions& globals) {
   }
 
   if (globals.verbosity >= 0) {
-    if (auto hint = NoCandidateHint(graph, *result, *dims, 3, *table ? &**table : nullptr)) PrintHint(*hint);
+    if (auto hint = NoCandidateHint(graph, *result, m.dims, 3, options.op_table)) PrintHint(*hint);
   }
   if (globals.verbosity >= 0 && !result->peak.unbound_dims.empty()) {
     std::string list;
@@ -92,7 +80,7 @@ int RunScan(const ScanArgs& args, const GlobalOptions& globals) {
   }
   if (args.timings) {
     std::fprintf(stderr, "memopt: timings: load_ms=%.3f infer_ms=%.3f analysis_ms=%.3f total_ms=%.3f nodes=%zu\n",
-                 loaded->load_ms, loaded->infer_ms, analysis_ms, total.ElapsedMs(), graph.nodes.size());
+                 loaded->load_ms, loaded->infer_ms, m.scan_ms, total.ElapsedMs(), graph.nodes.size());
   }
   GateInput gate{"estimated peak", result->peak.sized, result->peak.peak_bytes, result->peak.peak_bytes,
                  result->peak.unbound_dims, UnsizedValueNames(graph, result->peak)};
