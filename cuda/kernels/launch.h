@@ -34,7 +34,7 @@ enum class Activation { kRelu, kGelu, kGeluTanh, kFastGelu };
 cudaError_t LaunchActivation(Activation f, ElemType t, const void* x, const void* bias, int64_t nbias, void* y,
                              int64_t n, cudaStream_t stream);
 
-enum class ActivationGrad { kGeluGrad, kFastGeluGrad };
+enum class ActivationGrad { kGeluGrad, kFastGeluGrad, kReluGrad };
 /// dx[i] = f(dy[i], x[i] + bias[i % nbias]). Types: kF32, kF16, kBF16.
 cudaError_t LaunchActivationGrad(ActivationGrad f, ElemType t, const void* dy, const void* x, const void* bias,
                                  int64_t nbias, void* dx, int64_t n, cudaStream_t stream);

@@ -300,6 +300,7 @@ class Builder {
     }
     result.first_new_value = first_new_value_;
     result.fused_gelu = fused_gelu_;
+    result.emitted_for = std::move(shared_.emitted_for);
     result.loss = sel_.loss;
     for (int i : sel_.seeded) result.seeded_outputs.push_back(g.value(sel_.yield_inputs[i]).name);
     for (ValueId x : sel_.trainable) result.gradients.push_back(g.value(x).name);

@@ -13,10 +13,12 @@
 // `<initializer>_grad` for every trainable initializer, in initializer order.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "io/model_loader.h"
+#include "ir/op_key.h"
 #include "util/status.h"
 
 namespace memopt {
@@ -67,6 +69,9 @@ struct GradResult {
   /// Where the export differentiates into other gradients than PyTorch's (a tied weight split
   /// into a transposed copy, inference-mode BatchNorm): one warning each (grad/export_mismatches.h).
   std::vector<std::string> export_mismatches;
+  /// Each backward node a gradient rule emitted (by name) -> the forward op whose rule emitted it
+  /// (e.g. the Sigmoid of Softplus's gradient -> Softplus); for the backends' coverage checks.
+  std::map<std::string, OpKey> emitted_for;
   int fused_gelu = 0;  ///< GELU patterns fused before differentiating
   NodeId yield_node = kNone;
   /// Values with ids from here on were created by grad (the writer declares them in value_info).

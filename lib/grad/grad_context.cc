@@ -256,6 +256,7 @@ void NodeGrad::Emit(const std::string& op, const std::vector<std::string>& input
                     const std::string& domain) {
   const std::string name = prefix_ + op + "_" + std::to_string(emitted_++);
   shared_.emitter->Add(name, op, domain, inputs, outputs, attrs);
+  shared_.emitted_for.emplace(name, OpKey::Of(node_));
 }
 
 std::string NodeGrad::Op(const std::string& op, const std::vector<std::string>& inputs,

@@ -84,6 +84,8 @@ struct GradShared {
   int64_t onnx_opset = 0;
   std::map<std::string, std::string> shared_constants;  ///< "One_1" -> value name
   std::map<std::string, std::string> shape_values;      ///< tensor -> int64 shape value
+  /// Each node a gradient rule emitted (by name) -> the forward op whose rule emitted it.
+  std::map<std::string, OpKey> emitted_for;
 };
 
 /// What one gradient rule sees of one forward node.

@@ -1,5 +1,5 @@
 // Node-level wrappers of the activation CUDA kernels: Relu, Gelu (ONNX and com.microsoft),
-// FastGelu, BiasGelu and the Gelu gradients. They check inputs the way the CPU kernels do,
+// FastGelu, BiasGelu, ReluGrad and the Gelu gradients. They check inputs the way the CPU kernels do,
 // allocate the output from the pool and launch (launch.h, activation.cu).
 #include <string>
 
@@ -71,6 +71,7 @@ MEMOPT_CUDA_OPS(activation, activation) {
   r.Register(kMs, "Gelu", [](CudaKernelContext& ctx) { return Forward(ctx, Activation::kGelu, -1); });
   r.Register(kMs, "FastGelu", [](CudaKernelContext& ctx) { return Forward(ctx, Activation::kFastGelu, 1); });
   r.Register(kMs, "BiasGelu", BiasGelu);
+  r.Register(kMs, "ReluGrad", [](CudaKernelContext& ctx) { return Grad(ctx, ActivationGrad::kReluGrad, -1); });
   r.Register(kMs, "GeluGrad", [](CudaKernelContext& ctx) { return Grad(ctx, ActivationGrad::kGeluGrad, -1); });
   r.Register(kMs, "FastGeluGrad",
              [](CudaKernelContext& ctx) { return Grad(ctx, ActivationGrad::kFastGeluGrad, -1); });

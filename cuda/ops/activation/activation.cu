@@ -1,5 +1,5 @@
 // Relu and the Gelu family (ONNX Gelu, com.microsoft Gelu/FastGelu/BiasGelu) and their gradients
-// (GeluGrad, FastGeluGrad, BiasGeluGrad_dX, BiasFastGeluGrad_dX). The math is the MEMOPT_HD code
+// (ReluGrad, GeluGrad, FastGeluGrad, BiasGeluGrad_dX, BiasFastGeluGrad_dX). The math is the MEMOPT_HD code
 // of exec/math/activation_math.h, shared with the CPU reference kernels, in float.
 #include "common.cuh"
 #include "exec/math/activation_math.h"
@@ -28,6 +28,10 @@ struct GeluGradF {
 };
 struct FastGeluGradF {
   __device__ float operator()(float dy, float x) const { return math::FastGeluGradValue(dy, x); }
+};
+// com.microsoft ReluGrad(dY, X): the CPU kernel's rule, dY where X > 0, else 0.
+struct ReluGradF {
+  __device__ float operator()(float dy, float x) const { return x > 0.0f ? dy : 0.0f; }
 };
 
 /// f(v) for the activations, f(dy, v) for their gradients (dy is then non-null).
@@ -131,6 +135,7 @@ cudaError_t LaunchActivationGrad(ActivationGrad f, ElemType t, const void* dy, c
   switch (f) {
     case ActivationGrad::kGeluGrad: return DispatchGrad(GeluGradF{}, t, dy, x, bias, nbias, dx, n, stream);
     case ActivationGrad::kFastGeluGrad: return DispatchGrad(FastGeluGradF{}, t, dy, x, bias, nbias, dx, n, stream);
+    case ActivationGrad::kReluGrad: return DispatchGrad(ReluGradF{}, t, dy, x, bias, nbias, dx, n, stream);
   }
   return cudaErrorInvalidValue;
 }

@@ -1,6 +1,6 @@
-// The activation CUDA kernels (Relu, the Gelu family and its gradients) against the CPU reference
-// kernels on random non-zero inputs of awkward sizes, in float32, float16 and bfloat16; skipped
-// with the probe's reason where no GPU is usable.
+// The activation CUDA kernels (Relu, ReluGrad, the Gelu family and its gradients) against the CPU
+// reference kernels on random non-zero inputs of awkward sizes, in float32, float16 and bfloat16;
+// skipped with the probe's reason where no GPU is usable.
 #include <algorithm>
 
 #include <catch2/catch.hpp>
@@ -50,7 +50,7 @@ TEST_CASE("cuda kernels: Relu and the Gelu family match the CPU", "[cuda][gpu]")
         INFO(op << " with bias " << call.inputs[0]->Describe());
         CompareWithCpu(call, TypeTol(t));
       }
-      for (const char* op : {"GeluGrad", "FastGeluGrad"}) {
+      for (const char* op : {"ReluGrad", "GeluGrad", "FastGeluGrad"}) {
         KernelCall call("com.microsoft", op);
         call.Input(RandomTensor(t, shape2, seed++));
         call.Input(RandomTensor(t, shape2, seed++));
