@@ -3,34 +3,59 @@
 #ifdef MEMOPT_HAVE_CUDA
 
 #include "cuda_executor.h"
+#include "cuda_kernel.h"
+#include "device.h"
 
 namespace memopt::cli {
 
-Expected<CudaBench> BenchOnCuda(const Model& model, const std::map<std::string, Tensor>& feeds, int warmup,
-                                int iters, uint64_t seed, bool allow_tf32, const OutputGradients& output_grads,
-                                const std::function<void(int)>& on_run, OpProfile* profile) {
-  MEMOPT_RETURN_IF_ERROR(cuda::CheckSupported(model.graph, cuda::CudaKernelRegistry::Builtin()));
-  cuda::CudaRunOptions options;
-  options.seed = seed;
-  options.allow_tf32 = allow_tf32;
-  options.output_grads = output_grads;
-  MEMOPT_ASSIGN_OR_RETURN(options.pool, cuda::DevicePool::Create());
-  MEMOPT_ASSIGN_OR_RETURN(options.cublas, cuda::CreateCublas(options.pool->stream()));
-  CudaBench bench;
-  for (int i = 0; i < warmup + iters; ++i) {
-    options.profile = i >= warmup ? profile : nullptr;
-    MEMOPT_ASSIGN_OR_RETURN(cuda::CudaRunResult run, cuda::ExecuteCuda(model, feeds, options));
-    if (i >= warmup) bench.times_ms.push_back(run.step_ms);
-    if (on_run) on_run(i + 1);
-    if (i + 1 == warmup + iters) {
-      bench.memory = run.memory;
-      bench.pool = run.pool;
-      bench.device_free_before = run.device_free_before;
-      bench.device_free_after = run.device_free_after;
-      bench.outputs = std::move(run.outputs);
-    }
+namespace {
+
+class CudaBackend : public BenchBackend {
+ public:
+  CudaBackend(std::string gpu, bool allow_tf32) : gpu_(std::move(gpu)), allow_tf32_(allow_tf32) {}
+  std::string name() const override { return "cuda"; }
+  std::string gpu() const override { return gpu_; }
+  Status CheckSupported(const Graph& graph) const override {
+    return cuda::CheckSupported(graph, cuda::CudaKernelRegistry::Builtin());
   }
-  return bench;
+  Expected<BenchRuns> Run(const Model& model, const std::map<std::string, Tensor>& feeds,
+                          const BenchRunOptions& options) const override {
+    MEMOPT_RETURN_IF_ERROR(CheckSupported(model.graph));
+    cuda::CudaRunOptions run_options;
+    run_options.seed = options.seed;
+    run_options.allow_tf32 = allow_tf32_;
+    run_options.output_grads = options.output_grads;
+    MEMOPT_ASSIGN_OR_RETURN(run_options.pool, cuda::DevicePool::Create());
+    MEMOPT_ASSIGN_OR_RETURN(run_options.cublas, cuda::CreateCublas(run_options.pool->stream()));
+    BenchRuns out;
+    const int total = options.warmup + options.iters;
+    for (int i = 0; i < total; ++i) {
+      run_options.profile = i >= options.warmup ? options.profile : nullptr;
+      MEMOPT_ASSIGN_OR_RETURN(cuda::CudaRunResult run, cuda::ExecuteCuda(model, feeds, run_options));
+      if (i >= options.warmup) out.times_ms.push_back(run.step_ms);
+      if (options.on_run) options.on_run(i + 1);
+      if (i + 1 == total) {
+        out.memory = run.memory;
+        out.pool_peak_requested = run.pool.peak_requested;
+        out.pool_peak_reserved = run.pool.peak_reserved;
+        out.device_free_before = run.device_free_before;
+        out.device_free_after = run.device_free_after;
+        out.outputs = std::move(run.outputs);
+      }
+    }
+    return out;
+  }
+
+ private:
+  std::string gpu_;
+  bool allow_tf32_ = false;
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<BenchBackend>> MakeCudaBenchBackend(bool allow_tf32) {
+  MEMOPT_ASSIGN_OR_RETURN(auto device, cuda::ProbeDevice(0));
+  return std::unique_ptr<BenchBackend>(std::make_unique<CudaBackend>(cuda::Describe(device), allow_tf32));
 }
 
 }  // namespace memopt::cli

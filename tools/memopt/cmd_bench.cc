@@ -1,8 +1,9 @@
 // memopt bench MODEL [MODEL2] --device cpu: runs one or two models on the CPU reference executor
 // with the same inputs (by input name), and reports the measured peak and the step time of each;
 // for two models also the ratios (model2 / model1) and the largest absolute difference between
-// their common outputs. --device cuda runs on the CUDA executor (bench_cuda.h) when every op has a
-// GPU kernel; it needs the CUDA backend and a usable GPU (exit 4 otherwise). Step times are
+// their common outputs. --device picks the backend once (bench_backend.h): cuda runs on the CUDA
+// executor (bench_cuda.h) when every op has a GPU kernel; it needs the CUDA backend and a usable
+// GPU (exit 4 otherwise). Step times are
 // reported as median, p5 and p95 (nearest rank), and as samples per second when --dims binds a
 // batch dim (a name containing "batch").
 #include <algorithm>
@@ -11,24 +12,17 @@
 #include <cmath>
 #include <optional>
 #include <limits>
-#include <sys/resource.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench_backend.h"
 #include "cli.h"
 #include "exec/executor.h"
-#include "exec/buffer_pool.h"
 #include "exec/initializer_reader.h"
 #include "exec/op_profile.h"
 #include "run_inputs.h"
 #include "util/bytes.h"
-
-#ifdef MEMOPT_HAVE_CUDA
-#include "bench_cuda.h"
-#include "cuda_kernel.h"
-#include "device.h"
-#endif
 
 namespace memopt::cli {
 
@@ -46,7 +40,6 @@ struct BenchArgs {
   std::string format = "table";
   bool tf32 = false;           ///< --device cuda: float32 MatMul/Gemm may use TF32
   bool profile = false;        ///< time each op type (exec/op_profile.h)
-  std::string device_text;     ///< --device cuda: the GPU, as ProbeDevice describes it
   int threads = 0;            ///< --threads (0: the default)
 };
 
@@ -101,68 +94,46 @@ Expected<std::map<std::string, Tensor>> PreloadInitializers(const Model& model) 
   return out;
 }
 
-Expected<ModelBench> BenchOne(const std::string& path, const Model& model, std::map<std::string, Tensor> feeds,
-                              const BenchArgs& args, const OutputGradients& output_grads) {
+double Median(const std::vector<double>& sorted) {
+  const size_t n = sorted.size();
+  return n % 2 == 1 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+}
+
+Expected<ModelBench> BenchOne(const BenchBackend& backend, const std::string& path, const Model& model,
+                              std::map<std::string, Tensor> feeds, const BenchArgs& args,
+                              const OutputGradients& output_grads) {
   MEMOPT_ASSIGN_OR_RETURN(auto weights, PreloadInitializers(model));
   for (auto& [name, t] : weights) feeds.emplace(name, std::move(t));
-  RunOptions options;
+  OpProfile profile;
+  Progress progress("benchmarking " + path);
+  BenchRunOptions options;
+  options.warmup = args.warmup;
+  options.iters = args.iters;
   options.seed = args.seed;
   options.output_grads = output_grads;
+  options.profile = args.profile ? &profile : nullptr;
+  options.on_run = [&progress, total = args.warmup + args.iters](int done) { progress.Update(done, total); };
+  auto runs = backend.Run(model, feeds, options);
+  if (!runs.ok()) return runs.status().WithContext(path);
   ModelBench bench;
   bench.path = path;
-  OpProfile profile;
-  OpProfile* profile_or_null = args.profile ? &profile : nullptr;
-  std::vector<double> times, loop_times;
-  const int total_runs = args.warmup + args.iters;
-  Progress progress("benchmarking " + path);
-#ifdef MEMOPT_HAVE_CUDA
-  if (args.device == "cuda") {
-    auto run = BenchOnCuda(model, feeds, args.warmup, args.iters, args.seed, args.tf32, output_grads,
-                           [&progress, total_runs](int done) { progress.Update(done, total_runs); },
-                           profile_or_null);
-    if (!run.ok()) return run.status().WithContext(path);
-    times = run->times_ms;
-    bench.memory = run->memory;
-    bench.outputs = std::move(run->outputs);
-    bench.pool_peak_requested = run->pool.peak_requested;
-    bench.pool_peak_reserved = run->pool.peak_reserved;
-    bench.device_free_before = run->device_free_before;
-    bench.device_free_after = run->device_free_after;
-  }
-#endif
-  const int cpu_runs = args.device == "cpu" ? args.warmup + args.iters : 0;  // cuda ran above
-  for (int i = 0; i < cpu_runs; ++i) {
-    options.profile = i >= args.warmup ? profile_or_null : nullptr;  // the timed runs
-    const auto start = std::chrono::steady_clock::now();
-    auto run = Execute(model, feeds, options);
-    const double step_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (!run.ok()) return run.status().WithContext(path);
-    if (i >= args.warmup) {
-      times.push_back(step_ms);
-      loop_times.push_back(run->elapsed_ms);
-    }
-    progress.Update(i + 1, total_runs);
-    if (i + 1 == cpu_runs) {
-      bench.memory = run->memory;
-      bench.outputs = std::move(run->outputs);
-    }
-  }
-  if (cpu_runs > 0) {
-    struct rusage usage {};
-    if (::getrusage(RUSAGE_SELF, &usage) == 0) bench.rss_peak_bytes = static_cast<int64_t>(usage.ru_maxrss) * 1024;
-    bench.pool_cached_bytes = BufferPool::Global().stats().cached_bytes;
-  }
+  bench.memory = runs->memory;
+  bench.outputs = std::move(runs->outputs);
+  bench.rss_peak_bytes = runs->rss_peak_bytes;
+  bench.pool_cached_bytes = runs->pool_cached_bytes;
+  bench.pool_peak_requested = runs->pool_peak_requested;
+  bench.pool_peak_reserved = runs->pool_peak_reserved;
+  bench.device_free_before = runs->device_free_before;
+  bench.device_free_after = runs->device_free_after;
+  std::vector<double>& times = runs->times_ms;
   std::sort(times.begin(), times.end());
-  if (!loop_times.empty()) {
-    std::sort(loop_times.begin(), loop_times.end());
-    const size_t m = loop_times.size();
-    bench.node_loop_median_ms = m % 2 == 1 ? loop_times[m / 2] : 0.5 * (loop_times[m / 2 - 1] + loop_times[m / 2]);
+  if (!runs->node_loop_ms.empty()) {
+    std::sort(runs->node_loop_ms.begin(), runs->node_loop_ms.end());
+    bench.node_loop_median_ms = Median(runs->node_loop_ms);
   }
-  const size_t n = times.size();
   bench.min_ms = times.front();
   bench.max_ms = times.back();
-  bench.median_ms = n % 2 == 1 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+  bench.median_ms = Median(times);
   bench.p5_ms = Percentile(times, 0.05);
   bench.p95_ms = Percentile(times, 0.95);
   if (args.profile) bench.profile = profile.PerStep();
@@ -222,9 +193,9 @@ std::string RenderProfile(const std::vector<OpTime>& rows) {
   return text;
 }
 
-std::string RenderTable(const std::vector<ModelBench>& benches, const std::optional<Comparison>& cmp,
-                        const BenchArgs& args) {
-  const std::string device = args.device == "cpu" ? "cpu" : "cuda, " + args.device_text;
+std::string RenderTable(const BenchBackend& backend, const std::vector<ModelBench>& benches,
+                        const std::optional<Comparison>& cmp, const BenchArgs& args) {
+  const std::string device = backend.gpu().empty() ? backend.name() : backend.name() + ", " + backend.gpu();
   std::string text = fmt::format("device: {} ({} iterations after {} warmup)\n", device, args.iters, args.warmup);
   for (size_t i = 0; i < benches.size(); ++i) {
     const ModelBench& b = benches[i];
@@ -271,11 +242,11 @@ std::string RenderTable(const std::vector<ModelBench>& benches, const std::optio
   return text;
 }
 
-nlohmann::json RenderJson(const std::vector<ModelBench>& benches, const std::optional<Comparison>& cmp,
-                          const BenchArgs& args) {
+nlohmann::json RenderJson(const BenchBackend& backend, const std::vector<ModelBench>& benches,
+                          const std::optional<Comparison>& cmp, const BenchArgs& args) {
   nlohmann::json j;
-  j["device"] = args.device;
-  if (args.device == "cuda") j["gpu"] = args.device_text;
+  j["device"] = backend.name();
+  if (!backend.gpu().empty()) j["gpu"] = backend.gpu();
   j["iters"] = args.iters;
   j["warmup"] = args.warmup;
   j["models"] = nlohmann::json::array();
@@ -322,23 +293,11 @@ nlohmann::json RenderJson(const std::vector<ModelBench>& benches, const std::opt
   return j;
 }
 
-int RunBench(BenchArgs args, const GlobalOptions&) {
+int RunBench(const BenchArgs& args, const GlobalOptions&) {
   ApplyThreads(args.threads);
-  if (args.device == "cuda") {
-#ifdef MEMOPT_HAVE_CUDA
-    // The device comes first: without a usable GPU the answer is exit 4, whatever the model.
-    auto device = cuda::ProbeDevice(0);
-    if (!device.ok()) return ReportError(device.status());
-    args.device_text = cuda::Describe(*device);
-#else
-    return ReportError(Status(ErrorCode::kNoDevice,
-                              "no usable GPU: this build has no CUDA backend (nvcc was not found when it was "
-                              "configured); use --device cpu"));
-#endif
-  }
-  if (args.device != "cpu" && args.device != "cuda") {
-    return ReportError(UsageError("unknown --device '" + args.device + "'; use cpu or cuda"));
-  }
+  // The device comes first: without a usable GPU the answer is exit 4, whatever the model.
+  auto backend = MakeBenchBackend(args.device, args.tf32);
+  if (!backend.ok()) return ReportError(backend.status());
   if (args.format != "table" && args.format != "json") {
     return ReportError(UsageError("unknown --format '" + args.format + "'; use table or json"));
   }
@@ -352,13 +311,8 @@ int RunBench(BenchArgs args, const GlobalOptions&) {
   for (const std::string& path : args.models) {
     auto loaded = LoadAndInfer(path);
     if (!loaded.ok()) return ReportError(loaded.status());
-    Status supported = CheckSupported(loaded->model.graph, KernelRegistry::Cpu());
-#ifdef MEMOPT_HAVE_CUDA
-    // Every op the GPU lacks, named with a node, before any weight is read (exit 1).
-    if (args.device == "cuda") {
-      supported = cuda::CheckSupported(loaded->model.graph, cuda::CudaKernelRegistry::Builtin());
-    }
-#endif
+    // Every op the backend lacks, named with a node, before any weight is read (exit 1).
+    Status supported = (*backend)->CheckSupported(loaded->model.graph);
     if (!supported.ok()) return ReportError(supported.WithContext(path));
     auto inputs = PrepareInputs(loaded->model.graph, args.inputs, args.dims, args.seed, shared);
     if (!inputs.ok()) return ReportError(inputs.status().WithContext(path));
@@ -366,15 +320,15 @@ int RunBench(BenchArgs args, const GlobalOptions&) {
     OutputGradients output_grads;
     output_grads.mode = *grad_mode;
     output_grads.given = inputs->output_grads;
-    auto bench = BenchOne(path, loaded->model, inputs->feeds, args, output_grads);
+    auto bench = BenchOne(**backend, path, loaded->model, inputs->feeds, args, output_grads);
     if (!bench.ok()) return ReportError(bench.status());
     bench->batch = BatchOf(inputs->dims);
     benches.push_back(std::move(bench).value());
   }
   std::optional<Comparison> cmp;
   if (benches.size() == 2) cmp = Compare(benches[0], benches[1]);
-  const std::string text =
-      args.format == "json" ? RenderJson(benches, cmp, args).dump(2) + "\n" : RenderTable(benches, cmp, args);
+  const std::string text = args.format == "json" ? RenderJson(**backend, benches, cmp, args).dump(2) + "\n"
+                                                 : RenderTable(**backend, benches, cmp, args);
   std::fwrite(text.data(), 1, text.size(), stdout);
   return kExitOk;
 }
