@@ -1,5 +1,6 @@
 // Finite-difference checks of reductions, normalization, convolution, pooling and losses
-// (ops/reduce/reduce_gradients.cc, ops/conv/nn_gradients.cc, ops/loss/loss_gradients.cc).
+// (ops/reduce/reduce_gradients.cc, ops/conv/conv_gradients.cc, ops/norm/norm_gradients.cc,
+// ops/loss/loss_gradients.cc).
 #include "grad/grad_check_util.h"
 
 namespace memopt {

@@ -1,11 +1,9 @@
-// Gradient rules of normalization, convolution and pooling (ort_training_ops.md §3.10-3.13,
-// 3.22, 3.23): BatchNormalizationGrad, ConvGrad, MaxPoolGrad, AveragePoolGrad. (The layer
-// normalisations' rules are in ops/norm/layer_norm.cc.)
-//
-// The builder gives MaxPool its Indices before these rules run. BatchNormalization in training
-// mode has no saved statistics among its outputs (ORT rewrites it to BatchNormInternal); the batch
-// mean and inverse std are recomputed here from X, which BatchNormalizationGrad reads anyway. In inference mode (running statistics)
-// the op is a per-channel affine map and is differentiated with plain ops.
+// The gradient rule of BatchNormalization (ort_training_ops.md 3.10, 3.11): BatchNormalizationGrad
+// in training mode, plain ops in inference mode. BatchNormalization in training mode has no saved
+// statistics among its outputs (ORT rewrites it to BatchNormInternal); the batch mean and inverse
+// std are recomputed here from X, which BatchNormalizationGrad reads anyway. In inference mode
+// (running statistics) the op is a per-channel affine map and is differentiated with plain ops.
+// (The layer normalisations' rules are in layer_norm.cc.)
 #include "grad/grad_context.h"
 #include "ir/op_registry.h"
 
@@ -71,36 +69,9 @@ Status BatchNormGrad(NodeGrad& g) {
   return Status::Ok();
 }
 
-Status ConvGrad(NodeGrad& g) {
-  std::vector<std::string> outs = {g.GIOrTmp(0, false, ""), g.GIOrTmp(1, false, ""),
-                                   g.I(2).empty() ? std::string() : g.GIOrTmp(2, false, "")};
-  while (outs.back().empty()) outs.pop_back();
-  g.Emit("ConvGrad", {g.GO(0), g.I(0), g.I(1)}, outs, g.CopyAttrs(), kMsDomain);
-  return Status::Ok();
-}
-
-Status MaxPoolGrad(NodeGrad& g) {
-  if (g.O(1).empty()) return InternalError("node " + g.node().Describe() + ": MaxPool has no Indices output");
-  g.Emit("MaxPoolGrad", {g.GO(0), g.O(1)}, {g.GI(0)}, g.CopyAttrs());
-  return Status::Ok();
-}
-
-Status AveragePoolGrad(NodeGrad& g) {
-  g.Emit("AveragePoolGrad", {g.GO(0)}, {g.GI(0)}, g.CopyAttrs());
-  return Status::Ok();
-}
-
 }  // namespace
-
-static void RegisterNnGradRules(OpRegistry& r) {
-  r.SetGrad("", "BatchNormalization", {BatchNormGrad, {3, 4}});
-  r.SetGrad("", "Conv", {ConvGrad, {}});
-  r.SetGrad("", "MaxPool", {MaxPoolGrad, {}, {{1, "_mask"}}});
-  r.SetGrad("", "AveragePool", {AveragePoolGrad, {}});
-}
-
 }  // namespace memopt::grad
 
-MEMOPT_OPS(conv, nn_gradients) {
-  memopt::grad::RegisterNnGradRules(ops);
+MEMOPT_OPS(norm, norm_gradients) {
+  ops.SetGrad("", "BatchNormalization", {memopt::grad::BatchNormGrad, {3, 4}});
 }
