@@ -1,63 +1,16 @@
 #include "bench_backend.h"
 
-#include <chrono>
-#include <sys/resource.h>
-
-#include "exec/buffer_pool.h"
-#include "exec/kernel.h"
-
 #ifdef MEMOPT_HAVE_CUDA
-#include "bench_cuda.h"
+#include "cuda_bench.h"
 #endif
 
 namespace memopt::cli {
 
-namespace {
-
-/// The CPU reference executor, one Execute call per run.
-class CpuBackend : public BenchBackend {
- public:
-  std::string name() const override { return "cpu"; }
-  std::string gpu() const override { return ""; }
-  Status CheckSupported(const Graph& graph) const override {
-    return memopt::CheckSupported(graph, KernelRegistry::Cpu());
-  }
-  Expected<BenchRuns> Run(const Model& model, const std::map<std::string, Tensor>& feeds,
-                          const BenchRunOptions& options) const override {
-    RunOptions run_options;
-    run_options.seed = options.seed;
-    run_options.output_grads = options.output_grads;
-    BenchRuns out;
-    const int total = options.warmup + options.iters;
-    for (int i = 0; i < total; ++i) {
-      run_options.profile = i >= options.warmup ? options.profile : nullptr;  // the timed runs
-      const auto start = std::chrono::steady_clock::now();
-      MEMOPT_ASSIGN_OR_RETURN(RunResult run, Execute(model, feeds, run_options));
-      const double step_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-      if (i >= options.warmup) {
-        out.times_ms.push_back(step_ms);
-        out.node_loop_ms.push_back(run.elapsed_ms);
-      }
-      if (options.on_run) options.on_run(i + 1);
-      if (i + 1 == total) {
-        out.memory = run.memory;
-        out.outputs = std::move(run.outputs);
-      }
-    }
-    struct rusage usage {};
-    if (::getrusage(RUSAGE_SELF, &usage) == 0) out.rss_peak_bytes = static_cast<int64_t>(usage.ru_maxrss) * 1024;
-    out.pool_cached_bytes = BufferPool::Global().stats().cached_bytes;
-    return out;
-  }
-};
-
-}  // namespace
-
 Expected<std::unique_ptr<BenchBackend>> MakeBenchBackend(const std::string& device, bool allow_tf32) {
-  if (device == "cpu") return std::unique_ptr<BenchBackend>(std::make_unique<CpuBackend>());
+  if (device == "cpu") return CpuBenchBackend();
   if (device != "cuda") return UsageError("unknown --device '" + device + "'; use cpu or cuda");
 #ifdef MEMOPT_HAVE_CUDA
-  return MakeCudaBenchBackend(allow_tf32);
+  return cuda::CudaBenchBackend(allow_tf32);
 #else
   (void)allow_tf32;
   return Status(ErrorCode::kNoDevice,

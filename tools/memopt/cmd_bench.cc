@@ -1,9 +1,9 @@
 // memopt bench MODEL [MODEL2] --device cpu: runs one or two models on the CPU reference executor
 // with the same inputs (by input name), and reports the measured peak and the step time of each;
 // for two models also the ratios (model2 / model1) and the largest absolute difference between
-// their common outputs. --device picks the backend once (bench_backend.h): cuda runs on the CUDA
-// executor (bench_cuda.h) when every op has a GPU kernel; it needs the CUDA backend and a usable
-// GPU (exit 4 otherwise). Step times are
+// their common outputs. --device picks the backend once (exec/bench_backend.h): cuda runs on the
+// CUDA executor (cuda/cuda_bench.h) when every op has a GPU kernel; it needs the CUDA backend and a
+// usable GPU (exit 4 otherwise). Step times are
 // reported as median, p5 and p95 (nearest rank), and as samples per second when --dims binds a
 // batch dim (a name containing "batch").
 #include <algorithm>

@@ -1,12 +1,10 @@
-#include "bench_cuda.h"
-
-#ifdef MEMOPT_HAVE_CUDA
+#include "cuda_bench.h"
 
 #include "cuda_executor.h"
 #include "cuda_kernel.h"
 #include "device.h"
 
-namespace memopt::cli {
+namespace memopt::cuda {
 
 namespace {
 
@@ -16,22 +14,22 @@ class CudaBackend : public BenchBackend {
   std::string name() const override { return "cuda"; }
   std::string gpu() const override { return gpu_; }
   Status CheckSupported(const Graph& graph) const override {
-    return cuda::CheckSupported(graph, cuda::CudaKernelRegistry::Builtin());
+    return memopt::cuda::CheckSupported(graph, CudaKernelRegistry::Builtin());
   }
   Expected<BenchRuns> Run(const Model& model, const std::map<std::string, Tensor>& feeds,
                           const BenchRunOptions& options) const override {
     MEMOPT_RETURN_IF_ERROR(CheckSupported(model.graph));
-    cuda::CudaRunOptions run_options;
+    CudaRunOptions run_options;
     run_options.seed = options.seed;
     run_options.allow_tf32 = allow_tf32_;
     run_options.output_grads = options.output_grads;
-    MEMOPT_ASSIGN_OR_RETURN(run_options.pool, cuda::DevicePool::Create());
-    MEMOPT_ASSIGN_OR_RETURN(run_options.cublas, cuda::CreateCublas(run_options.pool->stream()));
+    MEMOPT_ASSIGN_OR_RETURN(run_options.pool, DevicePool::Create());
+    MEMOPT_ASSIGN_OR_RETURN(run_options.cublas, CreateCublas(run_options.pool->stream()));
     BenchRuns out;
     const int total = options.warmup + options.iters;
     for (int i = 0; i < total; ++i) {
       run_options.profile = i >= options.warmup ? options.profile : nullptr;
-      MEMOPT_ASSIGN_OR_RETURN(cuda::CudaRunResult run, cuda::ExecuteCuda(model, feeds, run_options));
+      MEMOPT_ASSIGN_OR_RETURN(CudaRunResult run, ExecuteCuda(model, feeds, run_options));
       if (i >= options.warmup) out.times_ms.push_back(run.step_ms);
       if (options.on_run) options.on_run(i + 1);
       if (i + 1 == total) {
@@ -53,11 +51,9 @@ class CudaBackend : public BenchBackend {
 
 }  // namespace
 
-Expected<std::unique_ptr<BenchBackend>> MakeCudaBenchBackend(bool allow_tf32) {
-  MEMOPT_ASSIGN_OR_RETURN(auto device, cuda::ProbeDevice(0));
-  return std::unique_ptr<BenchBackend>(std::make_unique<CudaBackend>(cuda::Describe(device), allow_tf32));
+Expected<std::unique_ptr<BenchBackend>> CudaBenchBackend(bool allow_tf32) {
+  MEMOPT_ASSIGN_OR_RETURN(auto device, ProbeDevice(0));
+  return std::unique_ptr<BenchBackend>(std::make_unique<CudaBackend>(Describe(device), allow_tf32));
 }
 
-}  // namespace memopt::cli
-
-#endif  // MEMOPT_HAVE_CUDA
+}  // namespace memopt::cuda

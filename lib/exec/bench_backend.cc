@@ -1,0 +1,54 @@
+#include "exec/bench_backend.h"
+
+#include <chrono>
+#include <sys/resource.h>
+
+#include "exec/buffer_pool.h"
+#include "exec/kernel.h"
+
+namespace memopt {
+
+namespace {
+
+/// The CPU reference executor, one Execute call per run.
+class CpuBackend : public BenchBackend {
+ public:
+  std::string name() const override { return "cpu"; }
+  std::string gpu() const override { return ""; }
+  Status CheckSupported(const Graph& graph) const override {
+    return memopt::CheckSupported(graph, KernelRegistry::Cpu());
+  }
+  Expected<BenchRuns> Run(const Model& model, const std::map<std::string, Tensor>& feeds,
+                          const BenchRunOptions& options) const override {
+    RunOptions run_options;
+    run_options.seed = options.seed;
+    run_options.output_grads = options.output_grads;
+    BenchRuns out;
+    const int total = options.warmup + options.iters;
+    for (int i = 0; i < total; ++i) {
+      run_options.profile = i >= options.warmup ? options.profile : nullptr;  // the timed runs
+      const auto start = std::chrono::steady_clock::now();
+      MEMOPT_ASSIGN_OR_RETURN(RunResult run, Execute(model, feeds, run_options));
+      const double step_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      if (i >= options.warmup) {
+        out.times_ms.push_back(step_ms);
+        out.node_loop_ms.push_back(run.elapsed_ms);
+      }
+      if (options.on_run) options.on_run(i + 1);
+      if (i + 1 == total) {
+        out.memory = run.memory;
+        out.outputs = std::move(run.outputs);
+      }
+    }
+    struct rusage usage {};
+    if (::getrusage(RUSAGE_SELF, &usage) == 0) out.rss_peak_bytes = static_cast<int64_t>(usage.ru_maxrss) * 1024;
+    out.pool_cached_bytes = BufferPool::Global().stats().cached_bytes;
+    return out;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<BenchBackend> CpuBenchBackend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace memopt
