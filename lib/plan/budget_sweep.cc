@@ -49,8 +49,10 @@ Expected<SweepResult> SweepBudgets(const PlanEvaluator& evaluator, const SweepOp
     }
     out.lowest_peak = hi;
   }
-  for (int k = 0; k < options.points; ++k) {
-    const double f = static_cast<double>(k) / (options.points - 1);
+  // Nothing to reduce: one point, the unoptimized peak, instead of `points` identical ones.
+  const int count = out.lowest_peak < out.unoptimized_peak ? options.points : 1;
+  for (int k = 0; k < count; ++k) {
+    const double f = count == 1 ? 0.0 : static_cast<double>(k) / (count - 1);
     const int64_t budget =
         out.unoptimized_peak - static_cast<int64_t>(std::llround(f * static_cast<double>(out.unoptimized_peak - out.lowest_peak)));
     BudgetPlanOptions plan = options.plan;

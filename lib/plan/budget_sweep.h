@@ -18,7 +18,8 @@ namespace memopt {
 struct SweepOptions {
   /// Candidates, groups (--target ort) and objective; budget_bytes is set per point.
   BudgetPlanOptions plan;
-  /// Budgets, the unoptimized peak and the lowest reachable one included (at least 2).
+  /// Budgets, the unoptimized peak and the lowest reachable one included (at least 2); one point
+  /// when no plan lowers the peak.
   int points = 10;
 };
 

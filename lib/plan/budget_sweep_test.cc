@@ -55,6 +55,23 @@ TEST_CASE("budget sweep: budgets from the unoptimized peak to the lowest, each p
   CHECK(html.find("http://") == html.find("http://www.w3.org/2000/svg"));  // no network resource
 }
 
+TEST_CASE("budget sweep: one point when no plan lowers the peak", "[plan][sweep]") {
+  // Level 1's only plan raises this graph's peak (tests/data/plan/peak_raising_level1.onnx).
+  testing::Scanned s = testing::ScanFile(testing::SourcePath("tests/data/plan/peak_raising_level1.onnx"), 1, "");
+  Expected<PlanEvaluator> ev = PlanEvaluator::Create(s.model.graph, s.scan, s.dims);
+  REQUIRE(ev.ok());
+  SweepOptions options;
+  options.plan.candidates = BudgetCandidates(s.scan, 1, ev->spec_builder());
+  REQUIRE_FALSE(options.plan.candidates.empty());
+  Expected<SweepResult> sweep = SweepBudgets(*ev, options);
+  REQUIRE(sweep.ok());
+  CHECK(sweep->lowest_peak == sweep->unoptimized_peak);
+  REQUIRE(sweep->points.size() == 1);
+  CHECK(sweep->points[0].budget_bytes == sweep->unoptimized_peak);
+  CHECK(sweep->points[0].nodes_added == 0);
+  CHECK(sweep->points[0].met);
+}
+
 TEST_CASE("per-layer checkpointing: every stash inside a layer recomputed, the layer inputs kept", "[plan][sweep]") {
   testing::Scanned s = TinyGpt2();
   const ScanResult layers = LayerCheckpointScan(s.model.graph, s.scan);

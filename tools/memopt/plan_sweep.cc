@@ -97,7 +97,11 @@ std::string Render(const SweepRequest& r, const SweepResult& sweep, const std::v
   for (const SweepPoint& p : sweep.points) row(p);
   for (const SweepPoint& p : refs) row(p);
   std::string out;
-  if (r.format == OutputFormat::kTable) {
+  if (r.format == OutputFormat::kTable && sweep.points.size() == 1) {
+    out += fmt::format("Model: {} ({} nodes)\nSweep: nothing to reduce: no recompute plan lowers the unoptimized peak "
+                       "{}\n\n",
+                       r.model_name, r.graph->nodes.size(), HumanBytes(sweep.unoptimized_peak));
+  } else if (r.format == OutputFormat::kTable) {
     out += fmt::format("Model: {} ({} nodes)\nSweep: {} budgets from the unoptimized peak {} down to the lowest "
                        "reachable peak {}; minimised: {}\n\n",
                        r.model_name, r.graph->nodes.size(), sweep.points.size(), HumanBytes(sweep.unoptimized_peak),

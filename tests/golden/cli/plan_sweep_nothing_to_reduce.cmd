@@ -1,0 +1,1 @@
+plan @SRC@/tests/data/plan/peak_raising_level1.onnx --sweep
