@@ -145,15 +145,20 @@ void PrintHint(const std::string& message) {
 
 namespace {
 
-Expected<LoadedModel> LoadAndInferWithProgress(const std::string& path) {
-  std::optional<Progress> progress;
-  return memopt::LoadAndInfer(path, [&progress](const std::string& stage) {
+/// A StageCallback that draws the stages on `progress`, created at the first one.
+StageCallback DrawStages(std::optional<Progress>& progress) {
+  return [&progress](const std::string& stage) {
     if (progress) {
       progress->Stage(stage);
     } else {
       progress.emplace(stage);
     }
-  });
+  };
+}
+
+Expected<LoadedModel> LoadAndInferWithProgress(const std::string& path) {
+  std::optional<Progress> progress;  // gone before the warnings
+  return memopt::LoadAndInfer(path, DrawStages(progress));
 }
 
 }  // namespace
@@ -169,13 +174,7 @@ Expected<LoadedModel> LoadAndInfer(const std::string& path) {
 Expected<std::unique_ptr<ScannedModel>> LoadAndScan(const ScanRequest& request) {
   Expected<std::unique_ptr<ScannedModel>> scanned = [&request] {
     std::optional<Progress> progress;  // gone before the warnings
-    return memopt::LoadAndScan(request, [&progress](const std::string& stage) {
-      if (progress) {
-        progress->Stage(stage);
-      } else {
-        progress.emplace(stage);
-      }
-    });
+    return memopt::LoadAndScan(request, DrawStages(progress));
   }();
   if (scanned.ok()) {
     for (const std::string& w : (*scanned)->loaded.model.warnings) PrintWarning(request.model + ": " + w);
