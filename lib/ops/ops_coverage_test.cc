@@ -24,10 +24,10 @@ TEST_CASE("ops_coverage: the built-in op tables agree", "[ops][ops_coverage]") {
 TEST_CASE("ops_coverage: each kind of gap is reported", "[ops][ops_coverage]") {
   OpRegistry ops;
   ops.SetShape("", "Known", NoRule);
-  ops.SetCpuKernel("", "Known", {NoKernel});
+  ops.SetCpuKernel("", "Known", NoKernel);
   ops.SetCost("", "Known", {CostKind::kElementwise, 1});
   ops.SetGrad("", "GradOnly", {NoGrad});
-  ops.SetCpuKernel("com.microsoft", "KernelOnly", {NoKernel});
+  ops.SetCpuKernel("com.microsoft", "KernelOnly", NoKernel);
   ops.SetShape("", "NoCost", NoRule);
   ops.SetShape("", "Known", NoRule);            // the same rule again: no conflict
   ops.SetCost("", "Known", {CostKind::kMove});  // a second cost class: a conflict
@@ -59,7 +59,7 @@ TEST_CASE(
     "[ops][ops_coverage]") {
   OpRegistry ops;
   ops.SetShape("ai.onnx", "A", NoRule);
-  ops.SetCpuKernel("com.microsoft", "A", {NoKernel});
+  ops.SetCpuKernel("com.microsoft", "A", NoKernel);
   auto has_shape = [](const OpDef& d) { return d.shape != nullptr; };
   auto has_cpu = [](const OpDef& d) { return d.cpu.fn != nullptr; };
   REQUIRE(ops.FindExact("", "A") != nullptr);

@@ -63,7 +63,7 @@ Status PlanBudget(const ScannedModel& model, const PlanRequest& request, Planned
   out->config = ConfigForPlans(scan, out->planned->plans);
   DescribeBudgetPlan(request, setup, *out->planned, budget, &out->report);
   if (!scan.peak.sized) {
-    out->planning_warnings.push_back(
+    out->planning_warnings.emplace_back(
         "the budget is a fraction of a peak computed with unbound dims set to 1024; bind them with --dims");
   }
   return Status::Ok();
