@@ -116,17 +116,16 @@ std::string WrittenText(const ApplyArgs& args, const PlanOutcome& outcome, const
   return text;
 }
 
-/// --verify: reads the written model back and runs it against the original on the CPU executor;
-/// adds the result to the report (`text` or `json`).
-Status VerifyWritten(const ApplyArgs& args, const ScannedModel& model, const PlanOutcome& outcome, OutputFormat format,
-                     std::string* text, nlohmann::json* json, const GlobalOptions& globals) {
-  auto reloaded = LoadModel(args.output);
-  if (!reloaded.ok()) return reloaded.status().WithContext("--verify: reading " + args.output);
+/// --verify: runs the written model, read back, against the original on the CPU executor; adds
+/// the result to the report (`text` or `json`).
+Status VerifyWritten(const ApplyArgs& args, const ScannedModel& model, const PlanOutcome& outcome,
+                     const Model& reloaded, OutputFormat format, std::string* text, nlohmann::json* json,
+                     const GlobalOptions& globals) {
   VerifyOptions options;
   options.seed = args.seed;
   options.boundary_node = args.boundary;
   MEMOPT_ASSIGN_OR_RETURN(auto verified,
-                          VerifyRewrite(model.loaded.model, model.scan, outcome, *reloaded, model.dims, options));
+                          VerifyRewrite(model.loaded.model, model.scan, outcome, reloaded, model.dims, options));
   const int64_t measured = verified.measured_peak_bytes;
   const bool predicted_sized = outcome.peak.sized;
   if (format == OutputFormat::kJson) {
@@ -192,7 +191,14 @@ int RunApply(const ApplyArgs& args, const GlobalOptions& globals) {
     text = RenderPlanText(report, format);
     if (format == OutputFormat::kTable) text += WrittenText(args, *outcome, *written);
   }
-  Status verified = args.verify ? VerifyWritten(args, m, *outcome, format, &text, &json_report, globals) : Status::Ok();
+  Status verified = Status::Ok();
+  if (args.verify) {
+    // A model that cannot be read back is an error before any report; a failed comparison comes
+    // after the report it belongs to.
+    auto reloaded = LoadModel(args.output);
+    if (!reloaded.ok()) return ReportError(reloaded.status().WithContext("--verify: reading " + args.output));
+    verified = VerifyWritten(args, m, *outcome, *reloaded, format, &text, &json_report, globals);
+  }
   if (format == OutputFormat::kJson) text = json_report.dump(2) + "\n";
   PrintReport(text, args.output == "-");  // -o -: the model took stdout
   if (!verified.ok()) return ReportError(verified);
