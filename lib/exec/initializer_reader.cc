@@ -34,6 +34,13 @@ Expected<Tensor> InitializerReader::Read(ValueId value) {
       break;
   }
 
+  if (info.owned_proto != nullptr) {
+    onnx::TensorProto proto;
+    if (!proto.ParseFromString(*info.owned_proto)) return InternalError(what + ": its TensorProto does not parse");
+    auto t = TensorFromProto(proto, model_.base_dir);
+    if (!t.ok()) return t.status().WithContext(what);
+    return t;
+  }
   if (info.storage == InitializerInfo::Storage::kExternal) {
     MEMOPT_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(info.dtype, info.dims, what));
     const uint64_t want = static_cast<uint64_t>(t.bytes());

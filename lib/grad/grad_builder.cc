@@ -36,11 +36,12 @@ class Builder {
   Expected<GradResult> Run() {
     Graph& g = model_.graph;
     MEMOPT_RETURN_IF_ERROR(CheckForwardOnly());
+    MEMOPT_ASSIGN_OR_RETURN(torch_, RestoreTorchParameters(model_));
     if (options_.fuse_gelu) fused_gelu_ = FuseGelu(g);
     auto inferred = InferShapes(g);
     // The model's own errors read as in every other subcommand (they name the node).
     if (!inferred.ok()) return inferred.status();
-    MEMOPT_ASSIGN_OR_RETURN(sel_, SelectGradients(g, options_));
+    MEMOPT_ASSIGN_OR_RETURN(sel_, SelectGradients(g, options_, torch_.has_signature ? &torch_.parameters : nullptr));
     MEMOPT_RETURN_IF_ERROR(CheckRules());
     tied_ = FindTiedParameters(g, sel_.trainable);
     export_mismatches_ = FindExportMismatches(model_, sel_);
@@ -307,6 +308,7 @@ class Builder {
     result.unused_trainable = sel_.unused_trainable;
     result.nondifferentiable_trainable = sel_.nondifferentiable_trainable;
     result.tied_parameters = tied_;
+    result.torch_parameters = torch_;
     result.export_mismatches = export_mismatches_;
     result.model = std::move(model_);
     return result;
@@ -316,6 +318,7 @@ class Builder {
   GradOptions options_;
   GradSelection sel_;
   std::vector<TiedParameter> tied_;
+  TorchParameterStats torch_;
   std::vector<std::string> export_mismatches_;
   GraphEmitter* emitter_ = nullptr;
   GradShared shared_;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "grad/torch_parameters.h"
 #include "io/model_loader.h"
 #include "ir/op_key.h"
 #include "util/status.h"
@@ -72,6 +73,8 @@ struct GradResult {
   /// Each backward node a gradient rule emitted (by name) -> the forward op whose rule emitted it
   /// (e.g. the Sigmoid of Softplus's gradient -> Softplus); for the backends' coverage checks.
   std::map<std::string, OpKey> emitted_for;
+  /// What the export's PyTorch metadata said and what was restored from it (grad/torch_parameters.h).
+  grad::TorchParameterStats torch_parameters;
   int fused_gelu = 0;  ///< GELU patterns fused before differentiating
   NodeId yield_node = kNone;
   /// Values with ids from here on were created by grad (the writer declares them in value_info).

@@ -154,6 +154,38 @@ TEST_CASE("torch exports: gradients match PyTorch autograd", "[grad][fixtures][t
   CHECK(exporters == std::set<std::string>{"dynamo", "ts"});
 }
 
+// Models exported by the current PyTorch's torch.onnx.export (scripts/export_torch_current.py), its
+// optimizer on (the default) or off: every parameter's gradient under its PyTorch name, folded
+// transposes and merged initializers restored, BatchNorm trained as PyTorch ran it
+// (grad/torch_parameters.h).
+TEST_CASE("current PyTorch exports: gradients by PyTorch name match autograd", "[grad][fixtures][torch_current]") {
+  const std::vector<Fixture> fixtures = Fixtures("torch_current");
+  if (fixtures.empty()) {
+    WARN("tests/data/torch_current is absent");
+    return;
+  }
+  REQUIRE(fixtures.size() >= 9);
+  int restored = 0;
+  for (const Fixture& f : fixtures) {
+    CheckAgainstAutograd(f);
+    auto model = LoadModel((f.dir / "model.onnx").string());
+    REQUIRE(model.ok());
+    auto result = BuildGradientGraph(*model);
+    REQUIRE(result.ok());
+    INFO("fixture " << f.name);
+    CHECK(result->torch_parameters.has_signature);
+    // Only aliases may be left (BERT's cls.predictions.bias is decoder.bias, which PyTorch trains).
+    for (const std::string& left : result->torch_parameters.unrecoverable) {
+      INFO("parameter without a gradient " << left);
+      for (const auto& param : f.manifest["gradients"]) CHECK(param.get<std::string>() != left);
+    }
+    // Exactly PyTorch's parameters are trained: no buffer, no exporter constant.
+    CHECK(result->gradients.size() == f.manifest["gradients"].size());
+    restored += result->torch_parameters.restored_transposes + result->torch_parameters.training_batch_norms;
+  }
+  CHECK(restored > 0);
+}
+
 TEST_CASE("grad fixtures: scan sees ORT's layers and recompute clusters", "[grad][fixtures]") {
   for (const Fixture& f : Fixtures()) {
     if (f.name != "gpt2_tiny" && f.name != "bert_tiny") continue;

@@ -158,7 +158,10 @@ Status SelectOutputs(const Graph& graph, const GradOptions& options, GradSelecti
   return Status::Ok();
 }
 
-Status SelectTrainable(const Graph& graph, const GradOptions& options, GradSelection& s) {
+Status SelectTrainable(const Graph& graph, const GradOptions& options, const std::vector<std::string>* parameters,
+                       GradSelection& s) {
+  std::set<std::string> parameter_set;
+  if (parameters != nullptr) parameter_set.insert(parameters->begin(), parameters->end());
   MEMOPT_ASSIGN_OR_RETURN(auto trainable, Compile(options.trainable, "--trainable"));
   MEMOPT_ASSIGN_OR_RETURN(auto frozen, Compile(options.frozen, "--frozen"));
   auto wanted = [&](const std::string& name, bool by_default) {
@@ -182,7 +185,8 @@ Status SelectTrainable(const Graph& graph, const GradOptions& options, GradSelec
     return graph.value(a).initializer->file_offset < graph.value(b).initializer->file_offset;
   });
   for (ValueId v : inits) {
-    if (wanted(graph.value(v).name, true)) s.trainable.push_back(v);
+    const std::string& name = graph.value(v).name;
+    if (wanted(name, parameters == nullptr || parameter_set.count(name) != 0)) s.trainable.push_back(v);
   }
   if (s.trainable.empty()) {
     return InvalidInput(options.trainable.empty() && options.frozen.empty()
@@ -248,11 +252,12 @@ void Reach(const Graph& graph, GradSelection& s) {
 
 }  // namespace
 
-Expected<GradSelection> SelectGradients(const Graph& graph, const GradOptions& options) {
+Expected<GradSelection> SelectGradients(const Graph& graph, const GradOptions& options,
+                                        const std::vector<std::string>* parameters) {
   GradSelection s;
   MEMOPT_ASSIGN_OR_RETURN(s.topo_order, TopologicalOrder(graph, {.extra_inputs = SubgraphOuterInputs}));
   MEMOPT_RETURN_IF_ERROR(SelectOutputs(graph, options, s));
-  MEMOPT_RETURN_IF_ERROR(SelectTrainable(graph, options, s));
+  MEMOPT_RETURN_IF_ERROR(SelectTrainable(graph, options, parameters, s));
   Reach(graph, s);
   if (s.seeded.empty()) {
     if (!s.loss.empty()) {

@@ -40,6 +40,9 @@ std::vector<ValueId> SubgraphOuterInputs(const Graph& graph, const Node& node);
 
 
 /// Chooses loss, seeds and trainable tensors and computes the reachability sets.
-Expected<GradSelection> SelectGradients(const Graph& graph, const GradOptions& options);
+/// `parameters`, when given, are the initializers trainable by default (the PyTorch parameters of
+/// a torch.export-based export); otherwise every float initializer is.
+Expected<GradSelection> SelectGradients(const Graph& graph, const GradOptions& options,
+                                        const std::vector<std::string>* parameters = nullptr);
 
 }  // namespace memopt::grad

@@ -19,8 +19,8 @@ using wire::Reader;
 using wire::WireType;
 
 constexpr uint32_t kModelGraph = io::kModelGraphField;
-constexpr uint32_t kGraphNode = 1, kGraphOutput = 12, kGraphValueInfo = 13;
-constexpr uint32_t kValueInfoName = 1;
+constexpr uint32_t kGraphNode = 1, kGraphInitializer = 5, kGraphOutput = 12, kGraphValueInfo = 13;
+constexpr uint32_t kValueInfoName = 1, kTensorName = 8;
 
 using wire::LengthField;
 using wire::PutVarint;
@@ -119,7 +119,17 @@ Expected<TrainingModelWriteReport> WriteTrainingModel(const GradResult& result, 
         outputs_placed = true;
         continue;
       }
+      if (gf.number == kGraphInitializer && gf.type == WireType::kLengthDelimited) {
+        // An initializer grad replaced (a parameter restored under its PyTorch name) is not written.
+        const ValueId v = graph.FindValue(StringSubField(gf, kTensorName));
+        if (v == kNone || !graph.value(v).initializer || graph.value(v).initializer->owned_proto) continue;
+      }
       pieces.push_back({gf.offset, gr.position(), ""});
+    }
+    for (const Value& value : graph.values) {  // the initializers grad made
+      if (value.initializer && value.initializer->owned_proto) {
+        pieces.push_back({0, 0, LengthField(kGraphInitializer, *value.initializer->owned_proto)});
+      }
     }
     if (gr.failed()) return corrupt(gr.error_offset());
   }

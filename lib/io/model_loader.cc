@@ -157,6 +157,7 @@ Expected<Model> BuildModel(io::RawModel& raw, Model model, const LoadOptions& op
   model.producer_version = raw.producer_version;
   Graph& g = model.graph;
   g.name = raw.graph.name;
+  model.graph_metadata = raw.graph.metadata;
   for (const auto& [domain, version] : raw.opsets) {
     g.opsets[domain == "ai.onnx" ? std::string() : domain] = version;
   }

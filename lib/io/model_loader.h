@@ -44,6 +44,8 @@ struct Model {
   /// The serialized model when it was loaded from bytes/text (path empty), so that inline
   /// initializers (InitializerInfo::file_offset/file_length) can be read later (executor).
   std::shared_ptr<const std::string> source_bytes;
+  /// GraphProto.metadata_props (key, value), in file order.
+  std::vector<std::pair<std::string, std::string>> graph_metadata;
   /// Non-fatal notes on the file for the user, e.g. an ir_version or opset newer than memopt
   /// knows (such a model loads; fields added since are ignored).
   std::vector<std::string> warnings;

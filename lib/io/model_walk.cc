@@ -16,7 +16,8 @@ constexpr uint32_t kIrVersion = 1, kProducerName = 2, kProducerVersion = 3, kMod
                    kMetadataProps = 14, kTrainingInfo = 20, kFunctions = 25;
 // GraphProto field numbers.
 constexpr uint32_t kNode = 1, kGraphName = 2, kInitializer = 5, kGraphDoc = 10, kInput = 11,
-                   kOutput = 12, kValueInfo = 13, kQuantAnnotation = 14, kSparseInitializer = 15;
+                   kOutput = 12, kValueInfo = 13, kQuantAnnotation = 14, kSparseInitializer = 15,
+                   kGraphMetadata = 16;
 // OperatorSetIdProto field numbers.
 constexpr uint32_t kOpsetDomain = 1, kOpsetVersion = 2;
 
@@ -89,11 +90,18 @@ Status WalkGraph(const Field& field, RawGraph& graph, std::vector<RawInitializer
         list.push_back(std::move(vi));
         break;
       }
+      case kGraphMetadata: {
+        onnx::StringStringEntryProto entry;
+        MEMOPT_RETURN_IF_ERROR(ParseMessage(f, entry, "graph metadata_props entry", graph.metadata.size(),
+                                            "StringStringEntryProto"));
+        graph.metadata.emplace_back(entry.key(), entry.value());
+        break;
+      }
       case kGraphDoc: case kQuantAnnotation:
         if (!IsLen(f)) return CorruptProtobuf(f.offset);
         break;
       default:
-        break;  // metadata_props and fields of newer IR versions
+        break;  // fields of newer IR versions
     }
   }
   if (r.failed()) return CorruptProtobuf(r.error_offset());

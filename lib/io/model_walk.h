@@ -28,6 +28,9 @@ struct RawGraph {
   std::vector<onnx::ValueInfoProto> inputs;
   std::vector<onnx::ValueInfoProto> outputs;
   std::vector<onnx::ValueInfoProto> value_info;
+  /// GraphProto.metadata_props (IR 10), in file order: the torch.export-based exporter writes its
+  /// graph signature there (grad/torch_parameters.h).
+  std::vector<std::pair<std::string, std::string>> metadata;
   /// The PyTorch module of each node (parallel to `nodes`; "" when unknown). Filled by
   /// InlineLocalFunctions (io/function_inliner.h).
   std::vector<std::string> node_modules;

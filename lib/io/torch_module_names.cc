@@ -34,11 +34,16 @@ std::string Trim(const std::string& s) {
 
 std::string ModuleFromMetadata(const MetadataEntries& metadata) {
   std::string from_namespace;
+  // Newer exporters end name_scopes with the fx node's own name ("%matmul_3 : ..."): not a module.
+  std::string fx_name;
+  for (const auto& [key, value] : metadata) {
+    if (key == "pkg.torch.onnx.fx_node" && value.rfind('%', 0) == 0) fx_name = value.substr(1, value.find(' ') - 1);
+  }
   for (const auto& [key, value] : metadata) {
     if (key == "pkg.torch.onnx.name_scopes") {
       const std::vector<std::string> scopes = PythonStrings(value);
       for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
-        if (!it->empty()) return *it;
+        if (!it->empty() && *it != fx_name) return *it;
       }
     } else if (key == "namespace") {
       // "name: Class/name: Class/...": the innermost named level.

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -49,6 +50,10 @@ struct InitializerInfo {
   uint64_t raw_data_length = 0;
   /// A sparse_initializer: dims are the dense shape, the offsets locate the SparseTensorProto.
   bool is_sparse = false;
+  /// A tensor memopt made rather than read (grad's restored PyTorch parameters,
+  /// grad/torch_parameters.h): its serialized TensorProto lives here, not in the model file, and
+  /// the writers append it. file_offset then only orders it among the file's initializers.
+  std::shared_ptr<const std::string> owned_proto;
 };
 
 struct Value {

@@ -31,6 +31,30 @@ std::string ListNames(const std::vector<std::string>& names, size_t limit) {
   return out;
 }
 
+/// The report line of a torch.export-based export (grad/torch_parameters.h); "" for other models.
+std::string TorchParametersLine(const grad::TorchParameterStats& t) {
+  if (!t.has_signature) return "";
+  std::vector<std::string> restored;
+  if (t.restored_transposes > 0) restored.push_back(fmt::format("{} from folded transposes", t.restored_transposes));
+  if (t.split_merged > 0) restored.push_back(fmt::format("{} split from merged initializers", t.split_merged));
+  if (t.training_batch_norms > 0) {
+    restored.push_back(fmt::format("{} BatchNormalization back in training mode", t.training_batch_norms));
+  }
+  std::string line = fmt::format("  PyTorch export   {} parameters trainable, {} buffers frozen", t.parameters.size(),
+                                 t.buffers.size());
+  if (!restored.empty()) line += "; restored: " + ListNames(restored, 3);
+  return line + "\n";
+}
+
+void WarnUnrecoverable(const grad::TorchParameterStats& t) {
+  if (t.unrecoverable.empty()) return;
+  PrintWarning(fmt::format(
+      "{} PyTorch parameter(s) of the graph signature are not in the graph (folded into constants by the exporter's "
+      "optimizer, or unused) and get no gradient: {}; export with torch.onnx.export(..., optimize=False) to train "
+      "them",
+      t.unrecoverable.size(), ListNames(t.unrecoverable, 5)));
+}
+
 int RunGrad(const GradArgs& args, const GlobalOptions& globals) {
   if (Status out = io::CheckOutputPath(args.output, args.model); !out.ok()) return ReportError(out);
   auto model = [&] {
@@ -67,6 +91,7 @@ int RunGrad(const GradArgs& args, const GlobalOptions& globals) {
     text += fmt::format("  loss             none; incoming gradients {}\n", ListNames(grads, 8));
   }
   text += fmt::format("  gradients        {}\n", result->gradients.size());
+  text += TorchParametersLine(result->torch_parameters);
   if (args.list) {
     for (const auto& name : result->gradients) text += "    " + name + "_grad\n";
   }
@@ -95,6 +120,7 @@ int RunGrad(const GradArgs& args, const GlobalOptions& globals) {
   }
   if (globals.verbosity >= 0) {
     for (const std::string& w : result->export_mismatches) PrintWarning(w);
+    WarnUnrecoverable(result->torch_parameters);
   }
   for (const auto& w : result->warnings) PrintInfo(1, w);
   return kExitOk;

@@ -1,0 +1,1 @@
+B+model.bert.embeddings.LayerNorm.weight_gradJ@¹¸<WÏN»V‹<Þ,<J<`Î=<¼bÌ’»Y°«»0±¼žŠ•:Aç;’}ö»|B<µ"¾»L˜’¼

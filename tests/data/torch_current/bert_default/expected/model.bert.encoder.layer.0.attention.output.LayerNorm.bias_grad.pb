@@ -1,0 +1,1 @@
+B?model.bert.encoder.layer.0.attention.output.LayerNorm.bias_gradJ@EJb¼ƒ–=»h!…;±î…»FQ<n¼;ir;è0Âº5¶»^¼hö<âª,;AÃÊ»¤R¸º8ò<$.Ì»

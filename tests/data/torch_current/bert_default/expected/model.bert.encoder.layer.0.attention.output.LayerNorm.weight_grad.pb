@@ -1,0 +1,1 @@
+BAmodel.bert.encoder.layer.0.attention.output.LayerNorm.weight_gradJ@OC<¬ƒ¼.»<ß˜‹;®ĞÜ»²Z¡<«¼Ì<JªNº’æÓº²?:ºIDÊ<Wf;’¿D¼¤mQ¼Ğ¬a¹µ¼

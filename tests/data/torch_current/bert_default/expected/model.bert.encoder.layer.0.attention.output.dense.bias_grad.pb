@@ -1,0 +1,1 @@
+B;model.bert.encoder.layer.0.attention.output.dense.bias_gradJ@’çI¼ó;Ú:‰;d%Š»@k<(ñ: Pb8€Vø8¬5Œ»ŠJ|¼^â<gÂ;FM6»x5–;s8<¶JÖ»

@@ -1,0 +1,1 @@
+B9model.bert.encoder.layer.0.attention.self.query.bias_gradJ@g´Ÿ;t3Œ;Ö}¹:ûğ»¤oå;š´¹;–'´»Ì„:ÀÌ/;ÀÍñ¸H‹:Â=Uº ¹Ä	º±y:ı»

@@ -1,0 +1,1 @@
+B9model.bert.encoder.layer.0.attention.self.value.bias_gradJ@ª1?ºÿﬁ±:RD3ºÙ÷Éº∆∏<∑Ã;"zª‚F9;˝EFª& ô;Ò‚Ω;…yh:,æ“:aêw:–ØÑªÓÌ°ª

@@ -1,0 +1,1 @@
+B5model.bert.encoder.layer.0.output.LayerNorm.bias_gradJ@ò2¼Å[¼féG¼„¸»0<Ø†<£å;ˆ\i<¤?C»´¼±Ê7< _š;vŞ€<äl¶»%Ñ<šúr¼

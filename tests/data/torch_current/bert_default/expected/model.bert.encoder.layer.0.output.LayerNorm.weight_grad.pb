@@ -1,0 +1,1 @@
+B7model.bert.encoder.layer.0.output.LayerNorm.weight_gradJ@û}¢:8ë;¼d/‹;í»®¼;èJ;üQ7¼¦zc;ş&?¼VÛ[<¤%»é?=P6°¼]’¼K4‘»

@@ -1,0 +1,1 @@
+B?model.bert.encoder.layer.1.attention.output.LayerNorm.bias_gradJ@çÕ¼şEÙ¼¦V#½ï®½0”<Îf{=#É”<j<ìÖA»Ş1œ½£fĞ<de´=×Ù=ã›ë<WY5¼weò½

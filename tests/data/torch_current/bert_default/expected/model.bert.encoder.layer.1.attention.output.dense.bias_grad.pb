@@ -1,0 +1,1 @@
+B;model.bert.encoder.layer.1.attention.output.dense.bias_gradJ@&º7ó»•I¼•Í×¼´Œ9<H¾<jPA;xWT<„­:ÒD§¼4K¤;Õ±¡<n­;®á0<¾“„;Ãz½

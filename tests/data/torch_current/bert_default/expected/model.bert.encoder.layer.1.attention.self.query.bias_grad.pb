@@ -1,0 +1,1 @@
+B9model.bert.encoder.layer.1.attention.self.query.bias_gradJ@^;OØˆ;—Q;ä/*;ýû$;‹e<¬j°:!úì»ÖÅìºÜ$­¹Èûë:’5Æ¸®»C 7:øÅxºq²¥º

@@ -1,0 +1,1 @@
+B9model.bert.encoder.layer.1.attention.self.value.bias_gradJ@ðl™<Yã…<ÙÝe¼Öë;9Lˆ»Y¦v¼µ¾—¼ÏIº€Ùìºó­><e¢»dB¼’<NI»Š5€;~\;

@@ -1,0 +1,1 @@
+B1model.bert.encoder.layer.1.output.dense.bias_gradJ@| U¼.nÀ¼iÈ’½=¾Éñ“<‚ó=\¾®;‘G <n´¼€€;š¶8=)ÿ‡=°`†=ş—‰¼ãğF=W®ì½

@@ -1,0 +1,1 @@
+B/model.cls.predictions.transform.dense.bias_gradJ@	<ŸÔΩç<úº{Ó≈ΩiL∏=6	ª@mG<Ü‘ó<†⁄>>ﬁ∫fº*7ºnÕeΩ«Çæ¡¿ ª~Œ–ª`£ª

@@ -1,0 +1,1 @@
+B3model.cls.predictions.transform.LayerNorm.bias_gradJ@€=·ˆ/=âØ½š³ü½óê>0*˜;ÞÀ=ä¼Þ(Q>ZûÀ=î¼Æ=>”^>øéŽ>icQ>ÖºŒ>,•@>

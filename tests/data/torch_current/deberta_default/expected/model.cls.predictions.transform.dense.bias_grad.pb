@@ -1,0 +1,1 @@
+B/model.cls.predictions.transform.dense.bias_gradJ@íÚh½0=k9\dÇ½B ˜½™K>\e¥½#_s½<á˜¼¡>4Uh½þ¬½0é“:9è»=f^­¼Ìƒ=6ó²<

@@ -1,0 +1,1 @@
+B,model.deberta.embeddings.LayerNorm.bias_gradJ@ßT6<V»¼”‘–;DƒI¼.òº hˆ»ª>:¬´;‚Ñ¼,<øºçÁ”»m«¤<Có¼UD8<°d59œ8<

@@ -1,0 +1,1 @@
+B.model.deberta.embeddings.LayerNorm.weight_gradJ@à¬;Mß»0…ï;8¼ºªº .;¯tºíl;Õ¸€»È»;Á}»'”b¼‚“½lL‚;9ò»Î»

@@ -1,0 +1,1 @@
+BBmodel.deberta.encoder.layer.0.attention.output.LayerNorm.bias_gradJ@L~7<ÊÑš»NÕ;Ô˜àºÈ¢ºÓ+;âM¼Û;öP<ŒgðºFè„º8Ô<7Óg¼‹tR< Ðš;¦Z§»

@@ -1,0 +1,1 @@
+BAmodel.deberta.encoder.layer.0.attention.self.value_proj.bias_gradJ@7’ ¼ü‰<Šý5:c-P»ú•rºë«a»¤JÝ;y¶';l…;íš:«ß2¼ø	[ºÀœn;ìðÎ;R»¢;êbÏ:

@@ -1,0 +1,1 @@
+ B:model.deberta.encoder.layer.0.intermediate.dense.bias_gradJ€[×Ú;Nk»VÆ;.ë‘¹«S<æ;”²g¹æCô¹m;¹H9Xø€;ÐûU¹¥lh»å¹:`U0»°)¸.#Õ9ß½º|m»ôß¹uéæº‰Þg»S Oº5!Z»!7:û¬¨ºõ‚<=Œ/»&1»Ä<±1µ:LK…»

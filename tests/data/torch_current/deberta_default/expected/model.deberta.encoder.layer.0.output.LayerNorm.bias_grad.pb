@@ -1,0 +1,1 @@
+B8model.deberta.encoder.layer.0.output.LayerNorm.bias_gradJ@ãDØ<îd'¼Œ\Q<¨Œ†»=¤Ã¤<€²å¹·¼Äò<°7Gºàş;é2=	«o¼DN[=×)½˜…s»

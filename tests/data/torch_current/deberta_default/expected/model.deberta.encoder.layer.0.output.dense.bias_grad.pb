@@ -1,0 +1,1 @@
+B4model.deberta.encoder.layer.0.output.dense.bias_gradJ@[ÔX<*º¼~ºd÷»»ÀBÅ·øóZ;ãêººßµ;‘A?<ªY°»È¬ºÐ|<n¼¤¼ŽS"<‘CS¼H>»

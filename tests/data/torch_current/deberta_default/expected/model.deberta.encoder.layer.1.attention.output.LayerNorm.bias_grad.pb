@@ -1,0 +1,1 @@
+BBmodel.deberta.encoder.layer.1.attention.output.LayerNorm.bias_gradJ@«æ#=Ný•¼ß$f=PÄ;˜n¯<O0=]BÙ¼U<{;c\ù<.s(¼Š´á<s®¼Ùº½7ð=JFÔ½÷01½

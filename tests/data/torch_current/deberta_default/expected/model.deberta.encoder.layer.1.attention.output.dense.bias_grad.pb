@@ -1,0 +1,1 @@
+B>model.deberta.encoder.layer.1.attention.output.dense.bias_gradJ@…œ‚;¾õ!¼vŒ§<¨A8ºJ«»<1:X<³tÂ»¦ïì»ærµ<A¼¤¬<ÈÙ?»~%s¼D^=öOX½Šñ¼

@@ -1,0 +1,1 @@
+BAmodel.deberta.encoder.layer.1.attention.self.query_proj.bias_gradJ@P¤Ú:O8a»º8á:ƒz9uQô9ë9ˆº<|Ž¸¬žoºjol:Îƒ“ºÒI·º˜09g9JºlX8¸è`;‚‡6º

@@ -1,0 +1,1 @@
+B/model.transformer.h.0.input_layernorm.bias_gradJ@p7Ú;J±ª¼”ü½¼NQ=6G½€e½,Õ´»šÿ;=Ê@™½ÊM<&kµ=à²<vR=ş¼C¼åâ•=Îô½

@@ -1,0 +1,1 @@
+B1model.transformer.h.0.input_layernorm.weight_gradJ@%i =p@ð;*Iê<ºpª¼XÎ®½7=cª»Žå½ ¡»9êã}=°_$>ýâ¦½(Þ£=fÄ‚<´ò<Ú¡I=

@@ -1,0 +1,1 @@
+B/model.transformer.h.1.input_layernorm.bias_gradJ@ÍÕ¼#Xä< Ý©=Û‚ý¼—ã <µ“»p›*<¶¼kŠ<h]Õ»XÜî¼Gòî¼Bå‰<o<„¼Ïxu¼xÝ<

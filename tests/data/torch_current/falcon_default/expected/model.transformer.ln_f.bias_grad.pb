@@ -1,0 +1,1 @@
+B model.transformer.ln_f.bias_gradJ@@•M=nmÌ¼ÀÉz<”¤¼Ä`œ¼ ¯(»Pw›=ş®9=œ[>®J=P³ß<°ØL»À!‡½Ç =Ù>Î2>

@@ -1,0 +1,1 @@
+B0model.model.layers.0.input_layernorm.weight_gradJ@²S>^Zæ½]t¾Xi‹=Â,‹=Ž¼;› ¾¼­¾½lù‚>o›¾|Ý½™Tš¼(¤á:çè‹½î8­¾êÁe>

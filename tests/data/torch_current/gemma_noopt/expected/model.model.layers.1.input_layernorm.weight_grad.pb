@@ -1,0 +1,1 @@
+B0model.model.layers.1.input_layernorm.weight_gradJ@€±U;D/u¼•İ¼ƒÎ<çö»¯q­½:gj<¶<µ^>=Hãq½)ß¼Àúv<q¤Y½íüô¼V-+=4Ë=

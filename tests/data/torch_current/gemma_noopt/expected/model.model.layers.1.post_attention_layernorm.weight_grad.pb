@@ -1,0 +1,1 @@
+B9model.model.layers.1.post_attention_layernorm.weight_gradJ@ñ[]ΩcyùΩq÷=”M«ºúB<˛:I=ˆ˚ªÃTÇ<&H<‹ù<ºº/¬º<rΩk‡B<Ÿ,§=%Ò¿=‘:’Ω

@@ -1,0 +1,1 @@
+B0model.model.layers.1.input_layernorm.weight_gradJ@8ß·<,Ì6¼R;«¼}¤ž½lÄ½¹¡€½t ¹½†/ =}ØÛ¼!œÊ¼þ™T=€v¼<ý…¼ˆ‘–>p›á9ÂD•½

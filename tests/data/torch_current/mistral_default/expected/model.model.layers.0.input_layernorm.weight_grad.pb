@@ -1,0 +1,1 @@
+B0model.model.layers.0.input_layernorm.weight_gradJ@b+©ЅЛ*	>¤XaѕC:hЅєIѕPz>Хјѕ\ЯѕxСjѕt¦Гѕья>.–ЪЅqV	>т?X>z>Ѓ°0ѕ

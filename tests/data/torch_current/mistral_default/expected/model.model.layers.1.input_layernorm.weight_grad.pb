@@ -1,0 +1,1 @@
+B0model.model.layers.1.input_layernorm.weight_gradJ@^Ö`½¶âo½EY-=¼ı=^=nÓ¾îG´½jL¯;ÆJ=±Ç=×1‡=G7½Õ]K=Àê@=!Y’½“*—;

@@ -1,0 +1,1 @@
+B9model.model.layers.1.post_attention_layernorm.weight_gradJ@g’1º‚Y`=1fZº∞∂'<Ñ5=9ΩåÉúΩÔ˜oº˛™ê<m≈Ωy<T§‹ΩDˆºp~û∫99&<ä§8;

@@ -1,0 +1,1 @@
+Bmodel.classifier.1.bias_gradJo=&V?vY;ถฮเพsแ๋พ

@@ -1,0 +1,1 @@
+BHmodel.resnet.encoder.stages.0.layers.0.layer.0.normalization.weight_gradJ@gO=c£Œ=¡`‘¼°))<öKé¼Aq‰»›g.½ˆñ¼rÚw=|À;8X=jª¨».Bû¼Lhd;f©ê¼	ùT¼

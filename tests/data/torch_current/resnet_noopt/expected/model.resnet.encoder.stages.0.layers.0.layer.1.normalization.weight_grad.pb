@@ -1,0 +1,1 @@
+BHmodel.resnet.encoder.stages.0.layers.0.layer.1.normalization.weight_gradJ@õ”¼‰ò<Æp¼¼’=‚;ø22¸ëÄ_=õ7'½à$¬»Dëk¼m_™»\O<½hë5=¢qF<>ö¹¼Á•~<Ñ C¹

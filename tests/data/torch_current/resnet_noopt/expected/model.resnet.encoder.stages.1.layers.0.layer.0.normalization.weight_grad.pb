@@ -1,0 +1,1 @@
+ BHmodel.resnet.encoder.stages.1.layers.0.layer.0.normalization.weight_gradJ€~3¼å[Í;íå¼|I(<mëÊ¼‹Ê¥¼m q»^4V;â¦qºQL€ºucp<¨JH9ÚWë»úÑ;™±Ùº"_´¼î§<wß<¾"<Ïuü<áFÚ»E¶Ì;f6‡:™¯X<Æé/»…“¼èã;ñ)¼µè‰¼ða“; 3;¬+k»

@@ -1,0 +1,1 @@
+ BHmodel.resnet.encoder.stages.1.layers.0.layer.1.normalization.weight_gradJ€±KÇ<h··=:f`;JÆæ=]‰­<ýKv9î|<¼¥“å¼“ä;»5Ï=%vq<C9º¼:]»{§õ< Åû»C»Oä=F}·;Æ’=SÌ;ZRºKsÁ=¥UG<“e¼ù—‚<zçø¼jéP;:¼WÑ‘¼¢‹P;‘`):%”G»

@@ -1,0 +1,1 @@
+ BImodel.resnet.encoder.stages.1.layers.0.shortcut.normalization.weight_gradJ€R={=•Y+:,+¶=ŞÚ;ªê„<3¾Ä;Â8å¼I»4ÿÃ=J`*<:=ÎL|»ùZê<±†»éï+:n¿Ê<õ-½^öÙ=Ì%:<C²9RÃÅ=Ò|<^š²¼¢‰<ö¨»ánã¼ñ¡™¼™±:¼òœv<¸/+»õá®:

@@ -1,0 +1,1 @@
+Bmodel.classifier.bias_gradJþR>ÛÝì¾|%>˜yV=Ø¤>

@@ -1,0 +1,1 @@
+B#model.vit.embeddings.cls_token_gradJ@”,,=¸¯<l*=•¸<èÓ˜=š‹½´o=•­f=-å5=½“2¾¸ï¼	,¼t?¼ÅE=˜?±½

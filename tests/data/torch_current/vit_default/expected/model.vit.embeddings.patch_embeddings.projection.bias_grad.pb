@@ -1,0 +1,1 @@
+B:model.vit.embeddings.patch_embeddings.projection.bias_gradJ@êg¼â¨<&ÿÈº¬ü=þC¯<Í?½T·>=nâ<nâÚ<çm=ØÈ”½;Gô<ü[§½q`=dKŠ<€³½

@@ -1,0 +1,1 @@
+Bmodel.vit.layernorm.bias_gradJ@…3=¬‹¾C+¾8á´½ĞØ=¼T>ìYS=rü<o¨¼Z«@¾Kğ6¾e=`|8>–Öø½2Î—=Úi¾

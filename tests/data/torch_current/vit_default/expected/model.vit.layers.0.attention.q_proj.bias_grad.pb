@@ -1,0 +1,1 @@
+B-model.vit.layers.0.attention.q_proj.bias_gradJ@–Ä"¼‘P;bÖØ;Ìú“»ğŸm<VTÊ:¬­ã<==E­<<ˆè°»T¤-¼Æ¦‡;7­Ÿ<peY;Šñ»õ8ò;

@@ -1,0 +1,1 @@
+B-model.vit.layers.0.layernorm_before.bias_gradJ@jKe=À³g¹)Ë<|ÿw=†½*M¬¼ú¤‡=V÷á<Œ@ä<ÔhŽ»e[½oI9=Ñò4½W¾o=ïá½=i®I½

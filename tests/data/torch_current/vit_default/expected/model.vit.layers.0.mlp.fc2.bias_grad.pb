@@ -1,0 +1,1 @@
+B$model.vit.layers.0.mlp.fc2.bias_gradJ@pÝ=8GúºizQ<‹¼8Y=}"™<¤J”=°M[<9^z=)·¥½åÍO½Ö&Ó¼õ†¼¡mŒ¼ÿ¹˜¼ç£$½

@@ -1,0 +1,1 @@
+B-model.vit.layers.1.attention.o_proj.bias_gradJ@#Ñ< ¡¸Á1<¬î»‹T=‚²`<b[×<jÞ.<Äó!;†x¨½¾¨½-+»»I;Ñ<^é½ÜÍû;P$å:

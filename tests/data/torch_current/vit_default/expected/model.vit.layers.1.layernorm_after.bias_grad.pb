@@ -1,0 +1,1 @@
+B,model.vit.layers.1.layernorm_after.bias_gradJ@]ý¦;„¡÷¼GO¼N0=ñ<&JÓ¼1=¯¼¾Þ-<‘Ü^¼5S	»Xj¼2ü+¼¸|O»h<o»•_Î;

@@ -1,0 +1,1 @@
+B-model.vit.layers.1.layernorm_before.bias_gradJ@•»’<4fA< ¦†ºrÛ@¼A½=þ"¡<¼ã½=&’;ƒÍ°=@q9®½yk½\Ý€½ãÈ<j$†½P$¶½
