@@ -35,6 +35,8 @@ import onnx.numpy_helper
 import torch
 import transformers as tf
 
+from export_torch_exports import WithLoss, randomize, save_tensor  # shared with the PyTorch 2.4 fixtures
+
 BATCH, SEQ, VOCAB, HIDDEN, IMAGE = 2, 8, 32, 16, 32
 
 
@@ -121,18 +123,6 @@ class RnnLM(torch.nn.Module):
         return torch.nn.functional.cross_entropy(self.head(h).flatten(0, 1), labels.flatten())
 
 
-class WithLoss(torch.nn.Module):
-    """Calls a Hugging Face model with keyword inputs and returns its loss."""
-
-    def __init__(self, model, names):
-        super().__init__()
-        self.model = model
-        self.names = names
-
-    def forward(self, *args):
-        return self.model(**dict(zip(self.names, args))).loss
-
-
 def inputs_for(name, g):
     """Inputs by keyword and each input's dynamic axes."""
     if name in ("unet",):
@@ -161,21 +151,6 @@ def make_model(name):
 
 
 MODELS = list(text_models()) + list(vision_models()) + ["unet", "lstm", "gru"]
-
-
-def randomize(model, seed):
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for _, p in model.named_parameters():
-            scale = 0.5 if p.dim() < 2 else 1.0 / math.sqrt(max(1, p[0].numel()))
-            p.copy_(torch.randn(p.shape, generator=g) * scale)
-            if p.dim() == 1:
-                p.add_(1.0)
-
-
-def save_tensor(path, array, name):
-    with open(path, "wb") as f:
-        f.write(onnx.numpy_helper.from_array(array, name).SerializeToString())
 
 
 def export(module, args, names, axes, path, optimize):
