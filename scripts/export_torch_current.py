@@ -81,7 +81,7 @@ def vision_models():
                                                                           depths=[1, 1], layer_type="basic",
                                                                           num_labels=5)),
         "mobilenetv2": lambda: tf.MobileNetV2ForImageClassification(tf.MobileNetV2Config(
-            image_size=IMAGE, depth_multiplier=0.25, num_labels=5, classifier_dropout_prob=0.0)),
+            image_size=2 * IMAGE, depth_multiplier=0.25, num_labels=5, classifier_dropout_prob=0.0)),
     }
 
 
@@ -129,7 +129,8 @@ def inputs_for(name, g):
         return ({"x": torch.randn(BATCH, 3, IMAGE, IMAGE, generator=g),
                  "target": torch.randn(BATCH, 3, IMAGE, IMAGE, generator=g)}, {"x": {0: "batch"}, "target": {0: "batch"}})
     if name in ("vit", "resnet", "mobilenetv2"):
-        return ({"pixel_values": torch.randn(BATCH, 3, IMAGE, IMAGE, generator=g),
+        side = 2 * IMAGE if name == "mobilenetv2" else IMAGE  # 32x down: 2x2 at the last BatchNorm, not 1x1
+        return ({"pixel_values": torch.randn(BATCH, 3, side, side, generator=g),
                  "labels": torch.randint(0, 5, (BATCH,), generator=g)}, {"pixel_values": {0: "batch"}, "labels": {0: "batch"}})
     ids = torch.randint(1, VOCAB, (BATCH, SEQ), generator=g)
     labels = torch.randint(1, VOCAB, (BATCH, SEQ), generator=g)

@@ -22,6 +22,7 @@
 #include "io/model_walk.h"
 #include "ir/op_key.h"
 #include "shape/fold_known_ifs.h"
+#include "shape/lower_sequences.h"
 
 namespace memopt {
 
@@ -280,6 +281,9 @@ Expected<Model> BuildModel(io::RawModel& raw, Model model, const LoadOptions& op
   g.RebuildLinks();
   ResolveSinceVersions(g);
   MEMOPT_ASSIGN_OR_RETURN(model.folded_ifs, FoldKnownIfs(g));
+  MEMOPT_ASSIGN_OR_RETURN(LowerSequencesStats sequences, LowerSequences(g));
+  model.lowered_sequence_ops = sequences.lowered_nodes;
+  for (std::string& w : sequences.warnings) model.warnings.push_back(std::move(w));
   return model;
 }
 

@@ -55,6 +55,8 @@ struct Model {
   std::vector<std::string> inlined_functions;
   /// If nodes replaced by the branch their known condition takes (shape/fold_known_ifs.h).
   int folded_ifs = 0;
+  /// Sequence ops rewritten into tensor ops (shape/lower_sequences.h); those left are in warnings.
+  int lowered_sequence_ops = 0;
 };
 
 /// Loads `path`. Errors (kInvalidInput) say what is wrong with the file: not ONNX, truncated,

@@ -1,0 +1,1 @@
+B+model.transformer.h.0.attn.c_proj.bias_gradJ@&¼Ğ=8=Ä<­&=Ø¸¼ãÓ;`J“½bï¼z£½àŞX½]—½==*/W¼O-©<Öy=9üD<

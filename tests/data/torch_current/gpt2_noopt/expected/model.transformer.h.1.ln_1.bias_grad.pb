@@ -1,0 +1,1 @@
+B$model.transformer.h.1.ln_1.bias_gradJ@µrµ<Dk^<‰Ï–»ì'<q‡¼FO;8dê¼Ò=‘¼ LT<iÑ ;²H;ÀT¼xjÒ;8‹€:»7z<H=;

@@ -1,0 +1,1 @@
+B model.transformer.ln_f.bias_gradJ@ø[·<‰€»™N >³\>4Ú!>¨ ¾i‹Ç½á7—=–Ô›=ñv¾½Ìé5>$Æ;>œBr=üo…>þÂ.>òÝ=
