@@ -4,7 +4,7 @@
 
 MEMOPT_OPS(index, costs) {
   using memopt::CostKind;
-  for (const char* op : {"Slice", "Gather", "GatherElements", "GatherND", "Pad", "ScatterND", "ScatterElements", "OneHot", "Resize"}) {
+  for (const char* op : {"Slice", "Gather", "GatherElements", "GatherND", "Pad", "ScatterND", "ScatterElements", "OneHot", "Resize", "ResizeGrad"}) {
     ops.SetCostForOpType(op, {CostKind::kMove});
   }
   // Work that depends on the data: one FLOP per output element.

@@ -55,6 +55,11 @@ Status SliceGradRule(InferContext& ctx) {  // (dY, shape, starts, ends, axes?, s
   return Status::Ok();
 }
 
+Status ResizeGradRule(InferContext& ctx) {  // (dY, X, roi?, scales?, sizes?): X's shape, dY's type
+  ctx.SetOutput(0, ctx.InputType(0), OptShape(ctx.InputShape(1)));
+  return Status::Ok();
+}
+
 /// Loss grads: d_logits has log_prob's shape (input 1); SCELossInternalGrad honours output_type.
 Status LossGradRule(InferContext& ctx) {
   DataType dtype = ctx.InputType(1) != DataType::kUndefined ? ctx.InputType(1) : ctx.InputType(0);
@@ -199,6 +204,7 @@ static void RegisterGradRules(RuleRegistry& r) {
   r.Add(kMsDomain, "GatherElementsGrad", GatherElementsGradRule);
   r.Add(kMsDomain, "GatherNDGrad", GatherNDGradRule);
   r.Add(kMsDomain, "SliceGrad", SliceGradRule);
+  r.Add(kMsDomain, "ResizeGrad", ResizeGradRule);
   r.Add(kMsDomain, "SoftmaxCrossEntropyLossInternalGrad", LossGradRule);
   r.Add(kMsDomain, "SoftmaxCrossEntropyLossGrad", LossGradRule);
   r.Add(kMsDomain, "SoftmaxCrossEntropyGrad", LossGradRule);

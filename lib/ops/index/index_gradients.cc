@@ -1,0 +1,28 @@
+// Gradient rules of the index family's ops: Resize (com.microsoft ResizeGrad, whose CPU kernel reads
+// the forward's taps backwards: resize_grad_cpu.cc).
+#include "grad/grad_context.h"
+#include "ir/op_registry.h"
+
+namespace memopt::grad {
+namespace {
+
+Status ResizeGrad(NodeGrad& g) {
+  if (g.node().op_type != "Resize" || g.since_version() < 11) {
+    return Unsupported("node " + g.node().Describe() +
+                       ": no gradient for Resize of opset 10 or Upsample (their scales and nearest rounding differ); "
+                       "export with opset 11 or later");
+  }
+  std::vector<std::string> inputs = {g.GO(0), g.I(0)};
+  for (int i = 1; i < g.num_inputs(); ++i) inputs.push_back(g.I(i));  // roi, scales, sizes as the forward has them
+  while (inputs.back().empty()) inputs.pop_back();
+  g.Emit("ResizeGrad", inputs, {g.GI(0)}, g.CopyAttrs(), kMsDomain);
+  return Status::Ok();
+}
+
+}  // namespace
+}  // namespace memopt::grad
+
+MEMOPT_OPS(index, index_gradients) {
+  using namespace memopt::grad;
+  ops.SetGrad("", "Resize", {ResizeGrad, {1, 2, 3}});
+}
