@@ -38,6 +38,26 @@ std::string FxText(const Node& node) {
   return "";
 }
 
+/// `aten.index.Tensor(x, [i, j, None, ...])` whose index tensors come first: its ONNX lowering
+/// gathers from x in x's own layout.
+bool IndexesLeadingDims(const FxCall& call) {
+  if (call.target.rfind("aten.index.Tensor", 0) != 0 || call.args.size() < 2) return false;
+  std::string list = Trim(call.args[1]);
+  if (list.size() < 2 || list.front() != '[' || list.back() != ']') return false;
+  list = list.substr(1, list.size() - 2);
+  bool seen_none = false, first = true;
+  for (size_t begin = 0; begin <= list.size();) {
+    size_t end = list.find(',', begin);
+    if (end == std::string::npos) end = list.size();
+    const bool none = Trim(list.substr(begin, end - begin)) == "None";
+    if ((first && none) || (seen_none && !none)) return false;
+    seen_none = seen_none || none;
+    first = false;
+    begin = end + 1;
+  }
+  return true;
+}
+
 /// The batch-norm calls of torch.export and whether this one ran in training mode.
 bool IsTrainingBatchNorm(const FxCall& call) {
   const std::string& t = call.target;
@@ -136,6 +156,17 @@ class Restorer {
         // Merged by value: the parameter with the same role ("weight", "bias") gets a copy.
         auto it = std::find_if(missing.begin(), missing.end(),
                                 [&](const std::string& p) { return LastComponent(p) == LastComponent(name); });
+        if (it == missing.end()) continue;
+        MEMOPT_ASSIGN_OR_RETURN(ValueId copy, CopyOf(in, *it, /*transpose=*/false));
+        g_.nodes[n].inputs[slot] = copy;
+        missing.erase(it);
+        continue;
+      }
+      // A generated constant: the parameter itself, renamed by an identity transpose
+      // (aten.index on leading dims: torch_lib moves the indexed dims first).
+      if (slot == 0 && IndexesLeadingDims(call)) {
+        const std::vector<std::string> data = TargetsRead(FxCall{"", {call.args[0]}});
+        auto it = data.size() == 1 ? std::find(missing.begin(), missing.end(), data[0]) : missing.end();
         if (it == missing.end()) continue;
         MEMOPT_ASSIGN_OR_RETURN(ValueId copy, CopyOf(in, *it, /*transpose=*/false));
         g_.nodes[n].inputs[slot] = copy;

@@ -168,6 +168,41 @@ TEST_CASE("torch parameters: a parameter folded beyond repair is listed", "[grad
   CHECK(stats->parameters == std::vector<std::string>{"ln0.weight"});
 }
 
+// Mixtral's experts (transformers' batched_mm): experts.w[ids] is aten.index on dim 0, which the
+// optimizer writes as GatherND from a renamed copy of the parameter (val_7); experts.v[:, ids]
+// indexes dim 1 (a transposed layout), which is not restored.
+TEST_CASE("torch parameters: a parameter renamed for aten.index on leading dims comes back", "[grad][torch_parameters]") {
+  const std::string signature = R"(
+# inputs
+p_experts_w: PARAMETER target='experts.w'
+p_experts_v: PARAMETER target='experts.v'
+ids: USER_INPUT
+)";
+  Model m = Exported(R"(<ir_version: 10, opset_import: ["" : 18]>
+    g (int64[3, 1] ids) => (float s, float t)
+    <float[2, 2] val_7 = {1, 2, 3, 4}, float[2, 2] val_9 = {5, 6, 7, 8}> {
+      picked = GatherND(val_7, ids)
+      s = ReduceSum<keepdims = 0>(picked)
+      other = GatherND(val_9, ids)
+      t = ReduceSum<keepdims = 0>(other)
+    })",
+                     signature,
+                     {"%index : [num_users=1] = call_function[target=torch.ops.aten.index.Tensor](args = "
+                      "(%p_experts_w, [%ids]), kwargs = {})",
+                      "",
+                      "%index_1 : [num_users=1] = call_function[target=torch.ops.aten.index.Tensor](args = "
+                      "(%p_experts_v, [None, %ids]), kwargs = {})",
+                      ""});
+  auto stats = RestoreTorchParameters(m);
+  INFO(stats.status().message());
+  REQUIRE(stats.ok());
+  CHECK(stats->parameters == std::vector<std::string>{"experts.w"});
+  CHECK(stats->unrecoverable == std::vector<std::string>{"experts.v"});
+  CHECK(Values(m, "experts.w") == std::vector<float>{1, 2, 3, 4});
+  const Node& gather = m.graph.node(m.graph.value(m.graph.FindValue("picked")).producer);
+  CHECK(m.graph.value(gather.inputs[0]).name == "experts.w");
+}
+
 constexpr const char* kBatchNormSignature = R"(
 # inputs
 p_bn_weight: PARAMETER target='bn.weight'

@@ -1,5 +1,6 @@
 // Gradient rules of the index family's ops: Resize (com.microsoft ResizeGrad, whose CPU kernel reads
-// the forward's taps backwards: resize_grad_cpu.cc).
+// the forward's taps backwards: resize_grad_cpu.cc) and TopK (the values' gradient scattered back
+// to the positions the indices name, GatherElementsGrad along the axis).
 #include "grad/grad_context.h"
 #include "ir/op_registry.h"
 
@@ -19,10 +20,19 @@ Status ResizeGrad(NodeGrad& g) {
   return Status::Ok();
 }
 
+Status TopKGrad(NodeGrad& g) {
+  if (g.O(1).empty()) return InternalError("node " + g.node().Describe() + ": TopK has no Indices output");
+  const int64_t axis = g.node().GetInt("axis", -1);
+  g.Emit("GatherElementsGrad", {g.GO(0), g.ShapeOfTensor(g.I(0)), g.O(1)}, {g.GI(0)}, {AttrInt("axis", axis)},
+         kMsDomain);
+  return Status::Ok();
+}
+
 }  // namespace
 }  // namespace memopt::grad
 
 MEMOPT_OPS(index, index_gradients) {
   using namespace memopt::grad;
   ops.SetGrad("", "Resize", {ResizeGrad, {1, 2, 3}});
+  ops.SetGrad("", "TopK", {TopKGrad, {1}});
 }

@@ -1,0 +1,1 @@
+B9model.model.layers.0.post_attention_layernorm.weight_gradJ@ûRÿ9Ää“¹’è(¹0vÈµõ0ˆ8‘}’¹H¨¸.%Y9¬+¸]¥:¸z–%ºA¸š¸w09:IÉ¹~ÍC:…º

@@ -1,0 +1,1 @@
+B0model.model.layers.1.input_layernorm.weight_gradJ@€Ik=¬Žã»ÒDw=Þ²p=.1§¼ú’%½â/J<\¤•<i³/¼tÙ½S¶½¸èƒ¼úxw¼2[½ÖT¤=^é+½

@@ -1,0 +1,1 @@
+B9model.model.layers.1.post_attention_layernorm.weight_gradJ@eë8†—÷¹J×,¹:ŒÊ9ˆ^¢¶ÆÅ¹ˆ¹ñ5±8^››8s1¸ÑOc¹ 9"Rh¸r¶¹–¹}¾¸

@@ -1,0 +1,1 @@
+Bmodel.model.norm.weight_gradJ@└NБ║╩О>u▌F=Я╧w>8(,╜Z╩=╜6<иl>Pn╛=)бр╝аl╝╓╓Б=╞Tш╗ь√Z=[Г='!│=

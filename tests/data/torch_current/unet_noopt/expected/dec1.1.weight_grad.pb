@@ -1,0 +1,1 @@
+Bdec1.1.weight_gradJ =3•>WA>Bæ½ö7Û¼kï>i’y>Þ¿.?<D>
