@@ -63,6 +63,9 @@ class Builder {
     for (auto it = sel_.topo_order.rbegin(); it != sel_.topo_order.rend(); ++it) {
       if (sel_.differentiated[*it]) MEMOPT_RETURN_IF_ERROR(Differentiate(*it));
     }
+    for (const Node& n : g.nodes) {  // memopt's own gradient ops (ops/recurrent) need their opset import
+      if (n.domain == kMemoptDomain && g.opsets.count(std::string(kMemoptDomain)) == 0) g.opsets[std::string(kMemoptDomain)] = 1;
+    }
     std::vector<ValueId> grad_outputs;
     for (ValueId x : sel_.trainable) {
       const std::string name = Finalize(x);

@@ -108,6 +108,7 @@ inline GradResult RunGradCheck(const GradCheck& c) {
   // Incoming gradients: random for outputs with more than one element; scalars keep the 1 the
   // executor feeds a loss.
   auto forward = Execute(*model, feeds, InOrder(*model));
+  INFO(forward.status().message());
   REQUIRE(forward.ok());
   std::map<std::string, Tensor> seeds;
   RunOptions train = InOrder(result->model);

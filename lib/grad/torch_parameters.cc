@@ -9,6 +9,8 @@
 
 #include "exec/initializer_reader.h"
 #include "exec/tensor_io.h"
+#include "grad/owned_initializer.h"
+#include "grad/torch_recurrent_weights.h"
 #include "io/newer_proto_fields.h"
 #include "io/torch_module_names.h"
 
@@ -139,6 +141,7 @@ class Restorer {
     const FxCall call = ParseFxNode(text);
     const std::vector<std::string> targets = TargetsRead(call);
     if (IsTrainingBatchNorm(call)) MEMOPT_RETURN_IF_ERROR(TrainingBatchNorm(n, targets));
+    if (IsRecurrentCall(call)) return RecurrentLayer(n, text, call);
     // The node's initializer inputs that are not what its call reads: merged or folded copies.
     std::vector<std::string> missing;
     for (const std::string& t : targets) {
@@ -183,6 +186,31 @@ class Restorer {
       MEMOPT_RETURN_IF_ERROR(RestoreTranspose(in, *it));
       missing.erase(it);
     }
+    return Status::Ok();
+  }
+
+  /// aten.lstm/gru/rnn_*(input, hx, params, has_biases, num_layers, dropout, train,
+  /// bidirectional, batch_first): one ONNX node per layer, in order.
+  static bool IsRecurrentCall(const FxCall& call) {
+    for (const char* op : {"aten.lstm.input", "aten.gru.input", "aten.rnn_tanh.input", "aten.rnn_relu.input"}) {
+      if (call.target.rfind(op, 0) == 0) return call.args.size() >= 8;
+    }
+    return false;
+  }
+
+  Status RecurrentLayer(NodeId n, const std::string& text, const FxCall& call) {
+    const Node& node = g_.nodes[n];
+    if (node.op_type != "LSTM" && node.op_type != "GRU" && node.op_type != "RNN") return Status::Ok();
+    const int layer = recurrent_layers_seen_[text]++;
+    RecurrentLayerParameters params;
+    params.has_biases = Trim(call.args[3]) == "True";
+    const int64_t dirs = Trim(call.args[7]) == "True" ? 2 : 1;
+    const std::vector<std::string> all = TargetsRead(FxCall{"", {call.args[2]}});
+    const size_t per_layer = static_cast<size_t>(dirs * (params.has_biases ? 4 : 2));
+    if (all.size() < (layer + 1) * per_layer) return Status::Ok();
+    params.names.assign(all.begin() + layer * per_layer, all.begin() + (layer + 1) * per_layer);
+    MEMOPT_ASSIGN_OR_RETURN(int restored, RestoreRecurrentWeights(g_, reader_, n, params, new_nodes_));
+    stats_.recurrent_parameters += restored;
     return Status::Ok();
   }
 
@@ -254,21 +282,7 @@ class Restorer {
       }
       t = std::move(out);
     }
-    std::string bytes;
-    TensorToProto(t, name).SerializeToString(&bytes);
-    InitializerInfo info;
-    info.dims = t.shape();
-    info.dtype = t.dtype();
-    info.file_offset = g_.value(from).initializer->file_offset;
-    info.owned_proto = std::make_shared<const std::string>(std::move(bytes));
-    const ValueId v = g_.GetOrAddValue(name);
-    Value& value = g_.value(v);
-    value.info.dtype = info.dtype;
-    value.info.is_tensor = true;
-    Shape shape;
-    for (int64_t d : info.dims) shape.emplace_back(d);
-    value.info.shape = std::move(shape);
-    value.initializer = std::move(info);
+    const ValueId v = AddOwnedInitializer(g_, name, t, g_.value(from).initializer->file_offset);
     if (transpose) ++stats_.restored_transposes;
     else ++stats_.split_merged;
     return v;
@@ -278,14 +292,7 @@ class Restorer {
   Status RestoreTranspose(ValueId folded, const std::string& parameter) {
     if (g_.FindValue(parameter) != kNone) return Status::Ok();  // read directly elsewhere: leave the copy
     MEMOPT_ASSIGN_OR_RETURN(ValueId p, CopyOf(folded, parameter, /*transpose=*/true));
-    Node node;
-    node.name = parameter + "/Transpose";
-    node.op_type = "Transpose";
-    node.inputs = {p};
-    node.outputs = {folded};
-    node.since_version = ResolveSinceVersion(g_, "", "Transpose");
-    node.proto.set_op_type("Transpose");
-    node.proto.set_name(node.name);
+    Node node = MakeOnnxNode(g_, parameter + "/Transpose", "Transpose", {p}, {folded});
     auto* perm = node.proto.add_attribute();
     perm->set_name("perm");
     perm->set_type(onnx::AttributeProto::INTS);
@@ -305,6 +312,7 @@ class Restorer {
   std::set<std::string> parameter_set_, target_set_;
   std::vector<std::string> order_;
   std::vector<Node> new_nodes_;
+  std::map<std::string, int> recurrent_layers_seen_;  ///< fx call -> its ONNX nodes seen so far
 };
 
 }  // namespace

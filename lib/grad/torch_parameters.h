@@ -44,6 +44,7 @@ struct TorchParameterStats {
   int restored_transposes = 0;          ///< Linear weights restored from a folded transpose
   int split_merged = 0;                 ///< parameters given back their own initializer
   int training_batch_norms = 0;         ///< BatchNormalization nodes put back in training mode
+  int recurrent_parameters = 0;         ///< nn.LSTM/GRU/RNN parameters restored from folded W, R, B
   /// Parameters that are no initializer of the graph after the pass: folded into constants beyond
   /// repair (or never read by the model). They get no gradient.
   std::vector<std::string> unrecoverable;

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <onnx/defs/parser.h>
 
+#include "exec/executor.h"
 #include "exec/initializer_reader.h"
 #include "grad/grad_builder.h"
 
@@ -201,6 +202,52 @@ ids: USER_INPUT
   CHECK(Values(m, "experts.w") == std::vector<float>{1, 2, 3, 4});
   const Node& gather = m.graph.node(m.graph.value(m.graph.FindValue("picked")).producer);
   CHECK(m.graph.value(gather.inputs[0]).name == "experts.w");
+}
+
+// nn.LSTM(1, 1) in a default export: the optimizer folded W, R, B (ONNX's gate order i, o, f, c)
+// into constants. PyTorch's order is i, f, g, o, so W = {1, 2, 3, 4} is weight_ih = {1, 3, 4, 2};
+// B = [b_ih | b_hh] in ONNX's order.
+TEST_CASE("torch parameters: nn.LSTM weights come back from the folded W R B", "[grad][torch_parameters]") {
+  const std::string signature = R"(
+# inputs
+p_rnn_weight_ih_l0: PARAMETER target='rnn.weight_ih_l0'
+p_rnn_weight_hh_l0: PARAMETER target='rnn.weight_hh_l0'
+p_rnn_bias_ih_l0: PARAMETER target='rnn.bias_ih_l0'
+p_rnn_bias_hh_l0: PARAMETER target='rnn.bias_hh_l0'
+x: USER_INPUT
+)";
+  const std::string text = R"(<ir_version: 10, opset_import: ["" : 18]>
+    g (float[2, 1, 1] x) => (float[2, 1, 1, 1] y)
+    <float[1, 4, 1] val_w = {0.1, 0.2, 0.3, 0.4}, float[1, 4, 1] val_r = {0.5, 0.6, 0.7, 0.8},
+     float[1, 8] val_b = {1, 2, 3, 4, 5, 6, 7, 8}> {
+      y = LSTM<hidden_size = 1>(x, val_w, val_r, val_b)
+    })";
+  const std::vector<std::string> fx = {
+      "%lstm : [num_users=1] = call_function[target=torch.ops.aten.lstm.input](args = (%x, [%zeros, %zeros_1], "
+      "[%p_rnn_weight_ih_l0, %p_rnn_weight_hh_l0, %p_rnn_bias_ih_l0, %p_rnn_bias_hh_l0], True, 1, 0.0, True, False, "
+      "False), kwargs = {})"};
+  Model m = Exported(text, signature, fx);
+  Tensor x(DataType::kFloat, {2, 1, 1});
+  x.SetFromDouble(0, 0.5), x.SetFromDouble(1, -1.5);
+  auto before = Execute(m, {{"x", x}});
+  REQUIRE(before.ok());
+  auto stats = RestoreTorchParameters(m);
+  INFO(stats.status().message());
+  REQUIRE(stats.ok());
+  CHECK(stats->recurrent_parameters == 4);
+  CHECK(stats->unrecoverable.empty());
+  CHECK(Values(m, "rnn.weight_ih_l0") == std::vector<float>{0.1f, 0.3f, 0.4f, 0.2f});
+  CHECK(Values(m, "rnn.weight_hh_l0") == std::vector<float>{0.5f, 0.7f, 0.8f, 0.6f});
+  CHECK(Values(m, "rnn.bias_ih_l0") == std::vector<float>{1, 3, 4, 2});
+  CHECK(Values(m, "rnn.bias_hh_l0") == std::vector<float>{5, 7, 8, 6});
+  CHECK_FALSE(m.graph.value(m.graph.FindValue("val_w")).initializer.has_value());
+  // W, R, B are now computed from the parameters, and the LSTM's output is the same.
+  auto after = Execute(m, {{"x", x}});
+  INFO(after.status().message());
+  REQUIRE(after.ok());
+  const Tensor& y0 = before->outputs.at("y");
+  const Tensor& y1 = after->outputs.at("y");
+  for (int64_t i = 0; i < y0.numel(); ++i) CHECK(y0.GetAsDouble(i) == y1.GetAsDouble(i));
 }
 
 constexpr const char* kBatchNormSignature = R"(

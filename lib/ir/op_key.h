@@ -16,6 +16,8 @@ struct Node;
 
 inline constexpr std::string_view kOnnxDomain = "";
 inline constexpr std::string_view kMicrosoftDomain = "com.microsoft";
+/// memopt's own ops (the recurrent gradients, ops/recurrent): written by `grad`, run by memopt.
+inline constexpr std::string_view kMemoptDomain = "ai.memopt";
 
 /// "" for "ai.onnx" and "", the domain itself otherwise.
 std::string_view NormalizeDomain(std::string_view domain);

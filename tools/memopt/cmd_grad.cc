@@ -37,12 +37,15 @@ std::string TorchParametersLine(const grad::TorchParameterStats& t) {
   std::vector<std::string> restored;
   if (t.restored_transposes > 0) restored.push_back(fmt::format("{} from folded transposes", t.restored_transposes));
   if (t.split_merged > 0) restored.push_back(fmt::format("{} split from merged initializers", t.split_merged));
+  if (t.recurrent_parameters > 0) {
+    restored.push_back(fmt::format("{} recurrent weights from folded W/R/B", t.recurrent_parameters));
+  }
   if (t.training_batch_norms > 0) {
     restored.push_back(fmt::format("{} BatchNormalization back in training mode", t.training_batch_norms));
   }
   std::string line = fmt::format("  PyTorch export   {} parameters trainable, {} buffers frozen", t.parameters.size(),
                                  t.buffers.size());
-  if (!restored.empty()) line += "; restored: " + ListNames(restored, 3);
+  if (!restored.empty()) line += "; restored: " + ListNames(restored, 4);
   return line + "\n";
 }
 

@@ -1,4 +1,5 @@
-// Shape rules of the recurrent ops RNN, GRU and LSTM.
+// Shape rules of the recurrent ops RNN, GRU and LSTM, and of their gradients (ai.memopt RNNGrad,
+// GRUGrad, LSTMGrad: each output has the shape of the forward input it is the gradient of).
 #include <optional>
 
 #include "ir/op_registry.h"
@@ -33,6 +34,13 @@ Status RecurrentRule(InferContext& ctx) {
   return Status::Ok();
 }
 
+/// dX, dW, dR, dB, d_initial_h (, d_initial_c, dP): inputs 0, 1, 2, 3, 5 (, 6, 7).
+Status RecurrentGradRule(InferContext& ctx) {
+  const size_t from[] = {0, 1, 2, 3, 5, 6, 7};
+  for (size_t o = 0; o < ctx.NumOutputs() && o < 7; ++o) ctx.CopyInputToOutput(from[o], o);
+  return Status::Ok();
+}
+
 }  // namespace
 }  // namespace memopt::shape
 
@@ -40,4 +48,5 @@ MEMOPT_OPS(recurrent, recurrent_shape) {
   using namespace memopt::shape;
   RuleRegistry r(ops);
   for (const char* op : {"RNN", "GRU", "LSTM"}) r.Add("", op, RecurrentRule);
+  for (const char* op : {"RNNGrad", "GRUGrad", "LSTMGrad"}) r.Add(std::string(memopt::kMemoptDomain), op, RecurrentGradRule);
 }

@@ -1,0 +1,107 @@
+// ai.memopt LSTMGrad / GRUGrad / RNNGrad: the gradients of a recurrent op from its own inputs and
+// the gradients of its outputs. The forward is run again (recurrent_util.h: the carried hidden
+// state is rounded as the forward rounded it, so the recomputed gates are the forward's), then
+// back through time. Nothing of the forward is kept for it but its inputs, where ONNX Runtime's
+// LSTMTraining keeps every step's cell state and gates (5x Y).
+//
+// Inputs: the forward's (LSTM: X, W, R, B, sequence_lens, initial_h, initial_c, P; GRU/RNN: X, W,
+// R, B, sequence_lens, initial_h), then dY, dY_h (, dY_c), each optional but X, W, R.
+// Outputs: dX, dW, dR, dB, d_initial_h (, d_initial_c, dP), those wanted.
+#include "exec/kernels/elementwise.h"
+#include "ir/op_registry.h"
+#include "ops/recurrent/recurrent_util.h"
+
+namespace memopt::recurrent {
+namespace {
+
+Status RecurrentGradKernel(KernelContext& ctx) {
+  MEMOPT_ASSIGN_OR_RETURN(RecurrentSetup s, DecodeRecurrent(ctx, CellOf(ctx.node->op_type)));
+  const bool lstm = s.cell == Cell::kLstm;
+  const int first_grad = lstm ? 8 : 6;
+  const DataType dtype = ctx.input(0).dtype();
+  const int64_t H = s.hidden, B = s.batch, T = s.seq, I = s.input, GH = s.gates * H;
+  const std::vector<int64_t> state = s.batch_first ? std::vector<int64_t>{B, s.dirs, H} : std::vector<int64_t>{s.dirs, B, H};
+  const std::vector<int64_t> y_shape =
+      s.batch_first ? std::vector<int64_t>{B, T, s.dirs, H} : std::vector<int64_t>{T, s.dirs, B, H};
+  const char* names[] = {"dY", "dY_h", "dY_c"};
+  for (int i = 0; i < (lstm ? 3 : 2); ++i) {
+    if (!ctx.has_input(first_grad + i)) continue;
+    const std::vector<int64_t>& want = i == 0 ? y_shape : state;
+    if (ctx.input(first_grad + i).shape() != want) {
+      return ctx.Error(std::string(names[i]) + " " + ctx.input(first_grad + i).Describe() + " must be " +
+                       ShapeToString(want));
+    }
+  }
+  auto state_of = [&](int input, int64_t d) {
+    std::vector<double> v;
+    if (!ctx.has_input(input)) return v;
+    const Tensor& t = ctx.input(input);
+    v.resize(static_cast<size_t>(B * H));
+    for (int64_t b = 0; b < B; ++b) {
+      const int64_t src = (s.batch_first ? b * s.dirs + d : d * B + b) * H;
+      for (int64_t k = 0; k < H; ++k) v[b * H + k] = t.GetAsDouble(src + k);
+    }
+    return v;
+  };
+  const std::vector<double> x = SequenceMajorX(ctx, s);
+  std::vector<double> dx(x.size(), 0.0);
+  Tensor dw(dtype, {s.dirs, GH, I}), dr(dtype, {s.dirs, GH, H}), db(dtype, {s.dirs, 2 * GH});
+  Tensor dh0(dtype, state), dc0(dtype, state), dp(dtype, {s.dirs, 3 * H});
+  const RoundFn round = RoundingFor(dtype);
+  for (int64_t d = 0; d < s.dirs; ++d) {
+    const DirectionInputs in = DirectionOf(ctx, s, d, x.data());
+    DirectionOutputs forward;
+    DirectionTrace trace;
+    RunDirection(s, in, d, round, forward, &trace);
+    std::vector<double> dy(static_cast<size_t>(T * B * H), 0.0);
+    if (ctx.has_input(first_grad)) {
+      const Tensor& g = ctx.input(first_grad);
+      for (int64_t t = 0; t < T; ++t) {
+        for (int64_t b = 0; b < B; ++b) {
+          const int64_t src = (s.batch_first ? (b * T + t) * s.dirs + d : (t * s.dirs + d) * B + b) * H;
+          for (int64_t k = 0; k < H; ++k) dy[(t * B + b) * H + k] = g.GetAsDouble(src + k);
+        }
+      }
+    }
+    DirectionGrads grads;
+    BackwardDirection(s, in, d, trace, dy, state_of(first_grad + 1, d), lstm ? state_of(first_grad + 2, d) : std::vector<double>(),
+                      dx, grads);
+    for (int64_t i = 0; i < GH * I; ++i) dw.SetFromDouble(d * GH * I + i, grads.w[i]);
+    for (int64_t i = 0; i < GH * H; ++i) dr.SetFromDouble(d * GH * H + i, grads.r[i]);
+    for (int64_t j = 0; j < GH; ++j) {
+      db.SetFromDouble(d * 2 * GH + j, grads.wb[j]);
+      db.SetFromDouble(d * 2 * GH + GH + j, grads.rb[j]);
+    }
+    for (int64_t b = 0; b < B; ++b) {
+      const int64_t dst = (s.batch_first ? b * s.dirs + d : d * B + b) * H;
+      for (int64_t k = 0; k < H; ++k) {
+        dh0.SetFromDouble(dst + k, grads.h0[b * H + k]);
+        if (lstm) dc0.SetFromDouble(dst + k, grads.c0[b * H + k]);
+      }
+    }
+    if (lstm) {
+      for (int64_t k = 0; k < 3 * H; ++k) dp.SetFromDouble(d * 3 * H + k, grads.p[k]);
+    }
+  }
+  Tensor dxt(dtype, ctx.input(0).shape());
+  for (int64_t t = 0; t < T; ++t) {
+    for (int64_t b = 0; b < B; ++b) {
+      const int64_t dst = (s.batch_first ? b * T + t : t * B + b) * I;
+      for (int64_t i = 0; i < I; ++i) dxt.SetFromDouble(dst + i, dx[(t * B + b) * I + i]);
+    }
+  }
+  Tensor* outs[] = {&dxt, &dw, &dr, &db, &dh0, &dc0, &dp};
+  for (int i = 0; i < (lstm ? 7 : 5); ++i) {
+    if (ctx.output_wanted(i)) ctx.outputs[i] = std::move(*outs[i]);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+}  // namespace memopt::recurrent
+
+MEMOPT_OPS(recurrent, recurrent_grad_cpu) {
+  for (const char* op : {"RNNGrad", "GRUGrad", "LSTMGrad"}) {
+    ops.SetCpuKernel(memopt::kMemoptDomain, op, memopt::recurrent::RecurrentGradKernel, memopt::elementwise::FloatTypes());
+  }
+}
