@@ -3,10 +3,10 @@
 (tests/data/grad_cases/, read by tests/golden/cli/grad_*.cmd):
 
   gru_lm_dynamo      Embedding -> nn.GRU -> Linear -> cross-entropy (PyTorch 2.4 dynamo export):
-                     the path to the loss runs through SplitToSequence / SequenceAt;
+                     the path to the loss runs through SplitToSequence / SequenceAt (unbind with a
+                     scalar split and keepdims=0, the GRU unrolled over time), which the loader
+                     lowers to tensor ops; the gradients equal autograd's;
   unbind_dynamo      x * w, torch.unbind, rows times v summed (PyTorch 2.4 dynamo export): the same;
-                     grad names those ops (no gradient rule) instead of reporting the weights as
-                     "not affecting" the loss;
   tied_lm_ts         Embedding -> LayerNorm -> Linear whose weight is the embedding's (PyTorch 2.4
                      TorchScript export, constant folding on, its default): the LM head reads a
                      transposed copy `onnx::MatMul_N`; grad warns that the tied weight is split;

@@ -35,7 +35,7 @@ import onnx.numpy_helper
 import torch
 import transformers as tf
 
-from export_torch_exports import WithLoss, randomize, save_tensor  # shared with the PyTorch 2.4 fixtures
+from export_torch_exports import RnnLM, UNet, WithLoss, randomize, save_tensor  # shared with the PyTorch 2.4 fixtures
 
 BATCH, SEQ, VOCAB, HIDDEN, IMAGE = 2, 8, 32, 16, 32
 
@@ -84,44 +84,6 @@ def vision_models():
         "mobilenetv2": lambda: tf.MobileNetV2ForImageClassification(tf.MobileNetV2Config(
             image_size=2 * IMAGE, depth_multiplier=0.25, num_labels=5, classifier_dropout_prob=0.0)),
     }
-
-
-class UNet(torch.nn.Module):
-    """Two levels: Conv-BatchNorm-ReLU blocks, max-pool down, ConvTranspose and bilinear up, skips."""
-
-    def __init__(self):
-        super().__init__()
-
-        def block(i, o):
-            return torch.nn.Sequential(torch.nn.Conv2d(i, o, 3, padding=1), torch.nn.BatchNorm2d(o), torch.nn.ReLU())
-        self.enc1, self.enc2, self.mid = block(3, 8), block(8, 16), block(16, 16)
-        self.up2 = torch.nn.ConvTranspose2d(16, 16, 2, stride=2)
-        self.dec2 = block(32, 8)
-        self.up1 = torch.nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
-        self.dec1 = block(16, 8)
-        self.up0 = torch.nn.Upsample(scale_factor=2, mode="nearest")
-        self.head = torch.nn.Conv2d(8, 3, 1)
-
-    def forward(self, x, target):
-        e1 = self.enc1(x)
-        e2 = self.enc2(torch.nn.functional.max_pool2d(e1, 2))
-        m = self.mid(torch.nn.functional.max_pool2d(e2, 2))
-        d2 = self.dec2(torch.cat([self.up2(m), e2], 1))
-        d1 = self.dec1(torch.cat([self.up1(d2), e1], 1))
-        y = self.head(torch.nn.functional.max_pool2d(self.up0(d1), 2))
-        return torch.nn.functional.mse_loss(y, target)
-
-
-class RnnLM(torch.nn.Module):
-    def __init__(self, cell):
-        super().__init__()
-        self.embed = torch.nn.Embedding(VOCAB, HIDDEN)
-        self.rnn = cell(HIDDEN, HIDDEN, num_layers=2, batch_first=True)
-        self.head = torch.nn.Linear(HIDDEN, VOCAB)
-
-    def forward(self, ids, labels):
-        h, _ = self.rnn(self.embed(ids))
-        return torch.nn.functional.cross_entropy(self.head(h).flatten(0, 1), labels.flatten())
 
 
 def inputs_for(name, g):

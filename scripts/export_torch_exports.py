@@ -2,8 +2,12 @@
 """Exports small randomly initialised Hugging Face transformers models with both PyTorch exporters,
 with their autograd gradients, as fixtures for `memopt grad` / `run` / `plan` / `apply --verify`.
 
-Models: GPT-2, BERT (masked LM), LLaMA with grouped-query attention, T5, ViT, ResNet, ConvNeXt;
-each wrapped to return its loss. Configurations are tiny (2 layers, hidden 16), dropout is 0,
+Models: GPT-2, BERT (masked LM), LLaMA with grouped-query attention, T5, ViT, ResNet, ConvNeXt
+with both exporters; DeBERTa-v2 (masked LM), BLOOM, MobileNetV2, EfficientNet, Mixtral (2 experts),
+a U-Net (ConvTranspose, bilinear and nearest up-sampling) and LSTM and GRU language models with
+TorchScript only (the models users export with it whose graphs need more of memopt: Tile and Pad
+from shape arithmetic, dims from Range, recurrent ops, routers). Hugging Face models are wrapped
+to return their loss. Configurations are tiny (2 layers, hidden 16), dropout is 0,
 word embeddings are untied, and every parameter gets distinct random values (torch initialises
 norm scales to 1 and biases to 0, which an exporter may merge into one initializer).
 
@@ -59,6 +63,71 @@ def text_configs():
     }
 
 
+def ts_only_configs():
+    """Models exported with TorchScript only: (class or factory, config)."""
+    common = dict(vocab_size=VOCAB, tie_word_embeddings=False)
+    return {
+        "deberta": (tf.DebertaV2ForMaskedLM, tf.DebertaV2Config(hidden_size=HIDDEN, num_hidden_layers=2,
+                                                                num_attention_heads=2, intermediate_size=32,
+                                                                max_position_embeddings=32, hidden_dropout_prob=0.0,
+                                                                attention_probs_dropout_prob=0.0, **common)),
+        "bloom": (tf.BloomForCausalLM, tf.BloomConfig(hidden_size=HIDDEN, n_layer=2, n_head=2, hidden_dropout=0.0,
+                                                      attention_dropout=0.0, **common)),
+        "mixtral": (tf.MixtralForCausalLM, tf.MixtralConfig(hidden_size=HIDDEN, num_hidden_layers=2,
+                                                            num_attention_heads=4, num_key_value_heads=2,
+                                                            intermediate_size=32, max_position_embeddings=32,
+                                                            num_local_experts=2, num_experts_per_tok=1, **common)),
+        "mobilenetv2": (tf.MobileNetV2ForImageClassification, tf.MobileNetV2Config(
+            image_size=2 * IMAGE, depth_multiplier=0.25, num_labels=5, classifier_dropout_prob=0.0)),
+        "efficientnet": (tf.EfficientNetForImageClassification, tf.EfficientNetConfig(
+            image_size=2 * IMAGE, width_coefficient=0.25, depth_coefficient=0.25, num_labels=5, dropout_rate=0.0,
+            drop_connect_rate=0.0)),
+        "unet": (lambda _: UNet(), None),
+        "lstm": (lambda _: RnnLM(torch.nn.LSTM), None),
+        "gru": (lambda _: RnnLM(torch.nn.GRU), None),
+    }
+
+
+class UNet(torch.nn.Module):
+    """Two levels: Conv-BatchNorm-ReLU blocks, max-pool down, ConvTranspose and bilinear up, skips."""
+
+    def __init__(self):
+        super().__init__()
+
+        def block(i, o):
+            return torch.nn.Sequential(torch.nn.Conv2d(i, o, 3, padding=1), torch.nn.BatchNorm2d(o), torch.nn.ReLU())
+        self.enc1, self.enc2, self.mid = block(3, 8), block(8, 16), block(16, 16)
+        self.up2 = torch.nn.ConvTranspose2d(16, 16, 2, stride=2)
+        self.dec2 = block(32, 8)
+        self.up1 = torch.nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
+        self.dec1 = block(16, 8)
+        self.up0 = torch.nn.Upsample(scale_factor=2, mode="nearest")
+        self.head = torch.nn.Conv2d(8, 3, 1)
+
+    def forward(self, x, target):
+        e1 = self.enc1(x)
+        e2 = self.enc2(torch.nn.functional.max_pool2d(e1, 2))
+        m = self.mid(torch.nn.functional.max_pool2d(e2, 2))
+        d2 = self.dec2(torch.cat([self.up2(m), e2], 1))
+        d1 = self.dec1(torch.cat([self.up1(d2), e1], 1))
+        y = self.head(torch.nn.functional.max_pool2d(self.up0(d1), 2))
+        return torch.nn.functional.mse_loss(y, target)
+
+
+class RnnLM(torch.nn.Module):
+    """Embedding, a 2-layer LSTM or GRU (batch first), a vocabulary head, cross-entropy."""
+
+    def __init__(self, cell):
+        super().__init__()
+        self.embed = torch.nn.Embedding(VOCAB, HIDDEN)
+        self.rnn = cell(HIDDEN, HIDDEN, num_layers=2, batch_first=True)
+        self.head = torch.nn.Linear(HIDDEN, VOCAB)
+
+    def forward(self, ids, labels):
+        h, _ = self.rnn(self.embed(ids))
+        return torch.nn.functional.cross_entropy(self.head(h).flatten(0, 1), labels.flatten())
+
+
 def vision_configs():
     return {
         "vit": (tf.ViTForImageClassification, tf.ViTConfig(image_size=IMAGE, patch_size=8, hidden_size=HIDDEN,
@@ -87,7 +156,12 @@ class WithLoss(torch.nn.Module):
 def inputs_for(name, g):
     ids = torch.randint(1, VOCAB, (BATCH, SEQ), generator=g)
     labels = torch.randint(1, VOCAB, (BATCH, SEQ), generator=g)
-    if name == "bert":
+    if name == "unet":
+        return ({"x": torch.randn(BATCH, 3, IMAGE, IMAGE, generator=g),
+                 "target": torch.randn(BATCH, 3, IMAGE, IMAGE, generator=g)}, {"x": {0: "batch"}, "target": {0: "batch"}})
+    if name in ("lstm", "gru"):
+        return {"ids": ids, "labels": labels}, {"ids": {0: "batch", 1: "seq_len"}, "labels": {0: "batch", 1: "seq_len"}}
+    if name in ("bert", "deberta"):
         mask = torch.ones(BATCH, SEQ, dtype=torch.long)
         mask[1, -2:] = 0
         mlm = labels.clone()
@@ -98,10 +172,11 @@ def inputs_for(name, g):
     if name == "t5":
         return ({"input_ids": ids, "labels": torch.randint(1, VOCAB, (BATCH, TGT), generator=g)},
                 {"input_ids": {0: "batch", 1: "src_len"}, "labels": {0: "batch", 1: "tgt_len"}})
-    if name in ("gpt2", "llama"):
+    if name in ("gpt2", "llama", "bloom", "mixtral"):
         return {"input_ids": ids, "labels": labels}, {"input_ids": {0: "batch", 1: "seq_len"},
                                                      "labels": {0: "batch", 1: "seq_len"}}
-    pixels = torch.randn(BATCH, 3, IMAGE, IMAGE, generator=g)
+    side = 2 * IMAGE if name in ("mobilenetv2", "efficientnet") else IMAGE  # 32x down: 2x2 at the end
+    pixels = torch.randn(BATCH, 3, side, side, generator=g)
     return {"pixel_values": pixels, "labels": torch.randint(0, 5, (BATCH,), generator=g)}, {
         "pixel_values": {0: "batch"}, "labels": {0: "batch"}}
 
@@ -172,11 +247,12 @@ def export_case(out, model_name, exporter, cls, config, seed):
     has_batch_norm = any(isinstance(m, torch.nn.BatchNorm2d) for m in model.modules())
     training = not (exporter == "dynamo" and has_batch_norm)
     model.train(training)
+    buffers_before = {k: v.clone() for k, v in model.named_buffers()}
     g = torch.Generator().manual_seed(seed)
     inputs, axes = inputs_for(model_name, g)
     names = list(inputs)
     args = tuple(inputs[n] for n in names)
-    wrapped = WithLoss(model, names)
+    wrapped = WithLoss(model, names) if config is not None else model  # custom modules return their loss
     path = os.path.join(folder, "model.onnx")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -189,6 +265,8 @@ def export_case(out, model_name, exporter, cls, config, seed):
     if len(graph_inputs) != len(args):
         raise RuntimeError(f"the export has {len(graph_inputs)} inputs for {len(args)} arguments: {graph_inputs}")
 
+    for k, v in model.named_buffers():  # exporting ran the model: put BatchNorm's statistics back
+        v.copy_(buffers_before[k])
     model.zero_grad()
     loss = wrapped(*args)
     loss.backward()
@@ -236,11 +314,12 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     only = set(filter(None, args.only.split(",")))
     failures = {}
-    cases = {**text_configs(), **vision_configs()}
+    cases = {**text_configs(), **vision_configs(), **ts_only_configs()}
+    ts_only = set(ts_only_configs())
     for i, (name, (cls, config)) in enumerate(cases.items()):
         if only and name not in only:
             continue
-        for exporter in ("ts", "dynamo"):
+        for exporter in ("ts",) if name in ts_only else ("ts", "dynamo"):
             try:
                 export_case(args.out, name, exporter, cls, config, seed=200 + i)
             except Exception as e:  # the exporter's own failure: listed, not fatal

@@ -54,7 +54,10 @@ std::string NodeLabel(const Node& node) {
   return node.name.empty() ? node.op_type + "#" + std::to_string(node.id) : node.name;
 }
 
+/// The node's module: from the exporter's metadata, else the path of a TorchScript-style name
+/// ("/model/ln_f/LayerNormalization"), else the node itself.
 std::string ModuleOf(const Node& node) {
+  if (!node.module.empty()) return node.module;
   const size_t slash = node.name.rfind('/');
   if (slash == std::string::npos) return NodeLabel(node);
   return node.name.substr(0, slash);

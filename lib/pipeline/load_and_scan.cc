@@ -1,5 +1,6 @@
 #include "pipeline/load_and_scan.h"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <set>
@@ -105,14 +106,44 @@ Expected<std::optional<OpTable>> LoadOpTableOption(const std::string& ops, const
   return std::optional<OpTable>(std::move(table));
 }
 
-std::string DimsExample(const std::vector<std::string>& unbound) {
+namespace {
+
+bool IsNumeric(const std::string& name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+/// "'8' is dim 1 of input 'input_ids'", from the first graph input that has the dim.
+std::string WhereDimIs(const std::string& name, const Graph& graph) {
+  for (ValueId v : graph.inputs) {
+    const auto& shape = graph.value(v).info.shape;
+    if (!shape.has_value()) continue;
+    for (size_t axis = 0; axis < shape->size(); ++axis) {
+      if ((*shape)[axis].ToString() == "'" + name + "'") {  // a numeric dim name prints quoted
+        return "'" + name + "' is dim " + std::to_string(axis) + " of input '" + graph.value(v).name + "'";
+      }
+    }
+  }
+  return "'" + name + "'";
+}
+
+}  // namespace
+
+std::string DimsExample(const std::vector<std::string>& unbound, const Graph* graph) {
   std::string out;
   bool unnamed = false;
+  std::vector<std::string> numeric;
   for (size_t i = 0; i < unbound.size(); ++i) {
     out += (i ? "," : "") + unbound[i] + "=<value>";
     unnamed = unnamed || IsUnnamedDim(unbound[i]);
+    if (IsNumeric(unbound[i])) numeric.push_back(graph != nullptr ? WhereDimIs(unbound[i], *graph) : "'" + unbound[i] + "'");
   }
   if (unnamed) out += " (unk__ dims are sizes shape inference could not resolve; --details shows where)";
+  if (!numeric.empty()) {
+    std::string list;
+    for (size_t i = 0; i < numeric.size(); ++i) list += (i ? ", " : "") + numeric[i];
+    out += " (the exporter named dims by the sizes it traced with, not by what they are: " + list +
+           "; bind each to the size of your run)";
+  }
   return out;
 }
 

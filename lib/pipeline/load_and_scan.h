@@ -43,8 +43,9 @@ Expected<DimBindings> CheckDimNames(const std::string& text, const Graph& graph)
 Expected<DimBindings> ParseDimsForModel(const std::string& text, const Graph& graph);
 /// The same, and checks that the values do not contradict the model's shapes (CheckDimBindings).
 Expected<DimBindings> ParseDimsForModel(const std::string& text, const LoadedModel& loaded);
-/// "batch=<value>,seq_len=<value>": the --dims a user must add to bind `unbound` dims.
-std::string DimsExample(const std::vector<std::string>& unbound);
+/// "batch=<value>,seq_len=<value>": the --dims a user must add to bind `unbound` dims. Dims the
+/// exporter named by a traced size ("8") are explained, with where they are when `graph` is given.
+std::string DimsExample(const std::vector<std::string>& unbound, const Graph* graph = nullptr);
 
 /// --ops ort|extended and --op-table FILE: ONNX Runtime's recomputable-op table, or with memopt's
 /// extended ops (OpTable::Extended), with FILE's ops merged in; nullopt for the plain built-in

@@ -50,7 +50,7 @@ Status PlanBudget(const ScannedModel& model, const PlanRequest& request, Planned
   const ScanResult& scan = model.scan;
   if (!scan.peak.sized && !request.budget->is_fraction) {
     return UsageError("--budget " + request.budget_text + " needs concrete sizes; bind the dims with --dims " +
-                      DimsExample(scan.peak.unbound_dims));
+                      DimsExample(scan.peak.unbound_dims, &model.loaded.model.graph));
   }
   MEMOPT_ASSIGN_OR_RETURN(BudgetSetup setup, PrepareBudgetPlanning(model, request));
   const int64_t budget = request.budget->is_fraction

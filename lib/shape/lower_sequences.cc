@@ -17,6 +17,17 @@ const std::set<std::string> kSequenceOps = {"SplitToSequence", "SequenceConstruc
 const std::set<std::string> kMakesSequence = {"SplitToSequence", "SequenceConstruct", "SequenceEmpty",
                                               "SequenceInsert", "SequenceErase"};
 
+constexpr int kMaxRounds = 8;
+
+/// One warning for the sequence nodes left: the first three with their reasons, then a count.
+std::string Summary(const std::vector<std::string>& left) {
+  std::string out = std::to_string(left.size()) + " sequence op(s) left as they are: ";
+  for (size_t i = 0; i < left.size() && i < 3; ++i) out += (i ? "; " : "") + left[i];
+  if (left.size() > 3) out += "; ... (" + std::to_string(left.size() - 3) + " more)";
+  return out + ". memopt lowers sequences to tensors when their lengths and positions are known on load; the "
+               "executors and grad cannot run the rest";
+}
+
 bool IsSequenceOp(const Node& n) { return n.domain.empty() && kSequenceOps.count(n.op_type) > 0; }
 bool MakesSequence(const Node& n) { return n.domain.empty() && kMakesSequence.count(n.op_type) > 0; }
 bool HasInput(const Node& n, size_t i) { return n.inputs.size() > i && n.inputs[i] != kNone; }
@@ -99,9 +110,7 @@ class Lowering {
     }
     for (const Node& n : graph_.nodes) {
       if (!IsSequenceOp(n) || NodeLowers(n)) continue;
-      warnings.push_back("sequence op " + n.Describe() + " is left as it is (" + Reason(n) +
-                         "): memopt lowers sequences to tensors when their lengths and positions are "
-                         "known on load; the executors and grad cannot run it");
+      warnings.push_back(n.Describe() + " (" + Reason(n) + ")");
     }
   }
 
@@ -240,6 +249,13 @@ class Lowering {
       const int64_t chunk = (*split)[0];
       if (chunk <= 0) {
         why = "split size " + std::to_string(chunk) + " is not positive";
+        return std::nullopt;
+      }
+      // ONNX Runtime honours keepdims=0 with a scalar split too (PyTorch's unbind relies on it);
+      // the ONNX spec says it is ignored whenever split is given. Pieces of size 1 lose the axis.
+      plan.squeeze = n.GetInt("keepdims", 1) == 0;
+      if (plan.squeeze && chunk != 1) {
+        why = "keepdims=0 drops the axis of pieces of size " + std::to_string(chunk);
         return std::nullopt;
       }
       for (int64_t left = *dim; left > 0; left -= chunk) plan.sizes.push_back(std::min(chunk, left));
@@ -394,14 +410,24 @@ class Lowering {
 
 Expected<LowerSequencesStats> LowerSequences(Graph& graph) {
   LowerSequencesStats stats;
-  bool any = false;
-  for (const Node& n : graph.nodes) any = any || IsSequenceOp(n);
-  if (!any) return stats;
-  Graph inferred = graph;
-  if (!InferShapes(inferred).ok()) return stats;  // the analysis reports the problem later
-  Lowering lowering(graph, inferred);
-  lowering.Analyse(stats.warnings);
-  stats.lowered_nodes = lowering.Emit();
+  // Rounds: a sequence read back with SequenceAt may feed the next split, whose input shape
+  // inference knows only once the first one is lowered (an unrolled recurrence).
+  for (int round = 0; round < kMaxRounds; ++round) {
+    bool any = false;
+    for (const Node& n : graph.nodes) any = any || IsSequenceOp(n);
+    if (!any) break;
+    Graph inferred = graph;
+    if (!InferShapes(inferred).ok()) break;  // the analysis reports the problem later
+    Lowering lowering(graph, inferred);
+    std::vector<std::string> left;
+    lowering.Analyse(left);
+    const int lowered = lowering.Emit();
+    stats.lowered_nodes += lowered;
+    if (lowered == 0 || left.empty()) {
+      if (!left.empty()) stats.warnings.push_back(Summary(left));
+      break;
+    }
+  }
   return stats;
 }
 

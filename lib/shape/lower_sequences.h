@@ -5,7 +5,8 @@
 // rules, gradients and memory accounting work on tensors, so each sequence becomes the list of
 // tensors it holds:
 //
-//   SplitToSequence     -> Split (+ Squeeze per piece when keepdims=0 without `split`)
+//   SplitToSequence     -> Split (+ Squeeze per piece when keepdims=0 without `split` or with a
+//                          scalar split of 1: ONNX Runtime's reading, which PyTorch's unbind needs)
 //   SequenceConstruct   -> its inputs          SequenceEmpty -> no tensor
 //   SequenceInsert/Erase-> the list, edited    SequenceLength -> an int64 Constant
 //   SequenceAt          -> the tensor itself (consumers read it; an Identity for a graph output)
@@ -13,7 +14,9 @@
 //
 // A sequence stays as it is when its length or a position is unknown (e.g. split along a symbolic
 // dim), when it is a graph input or output, or when another op (Loop, SequenceMap, ...) reads it;
-// each such node gets a warning saying why, since the executors and `grad` cannot run it.
+// one warning names them (the first three, with the reason), since the executors and `grad` cannot
+// run them. Lowering repeats while it makes progress: an unrolled recurrence splits what it read
+// back from the previous split.
 #pragma once
 
 #include <string>
@@ -26,7 +29,7 @@ namespace memopt {
 
 struct LowerSequencesStats {
   int lowered_nodes = 0;              ///< sequence nodes replaced
-  std::vector<std::string> warnings;  ///< one per sequence node left, with the reason
+  std::vector<std::string> warnings;  ///< at most one: the sequence nodes left, with the reasons
 };
 
 /// Lowers the sequence ops of `graph` (in place) as described above.

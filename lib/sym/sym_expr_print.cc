@@ -79,13 +79,17 @@ std::string Magnitude(int64_t v) {
   return std::to_string(m);
 }
 
-/// "a*b**2*floor(x/y)"; Mod atoms are parenthesised inside products and under powers.
+/// "a*b**2*floor(x/y)"; Mod atoms are parenthesised inside products and under powers. A dim named
+/// like a number (exporters name dims by the sizes they traced: "8") is quoted, "'8'", so that it
+/// does not read as the number.
 std::string FactorsString(const Monomial& mono, bool mod_parens) {
   std::string s;
   for (const auto& f : mono) {
     if (!s.empty()) s += '*';
     bool paren = f.atom->kind == AtomKind::kMod && (mod_parens || f.exp > 1);
-    s += paren ? "(" + f.atom->key + ")" : f.atom->key;
+    const std::string& key = f.atom->key;
+    const bool numeric_name = f.atom->kind == AtomKind::kSymbol && !key.empty() && key[0] >= '0' && key[0] <= '9';
+    s += paren ? "(" + key + ")" : numeric_name ? "'" + key + "'" : key;
     if (f.exp != 1) s += "**" + std::to_string(f.exp);
   }
   return s;

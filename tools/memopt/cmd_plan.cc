@@ -194,7 +194,7 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
     std::string list;
     for (size_t i = 0; i < peak.unbound_dims.size(); ++i) list += (i ? ", " : "") + peak.unbound_dims[i];
     PrintHint("the peaks are symbolic because dims " + list + " are unbound; rerun with --dims " +
-              DimsExample(peak.unbound_dims));
+              DimsExample(peak.unbound_dims, &(*model)->loaded.model.graph));
   }
   GateInput gate{"planned peak",       peak.sized,        peak.peak_bytes, (*model)->scan.peak.peak_bytes,
                  peak.unbound_dims, UnsizedValueNames(plan.outcome.rewritten.graph, peak)};

@@ -71,7 +71,7 @@ int RunScan(const ScanArgs& args, const GlobalOptions& globals) {
     std::string list;
     for (size_t i = 0; i < result->peak.unbound_dims.size(); ++i) list += (i ? ", " : "") + result->peak.unbound_dims[i];
     PrintHint("savings and peak are symbolic because dims " + list + " are unbound; rerun with --dims " +
-              DimsExample(result->peak.unbound_dims));
+              DimsExample(result->peak.unbound_dims, &graph));
   }
   if (globals.verbosity >= 0 && !loaded->shape_stats.ops_without_rule.empty()) {
     std::string ops;

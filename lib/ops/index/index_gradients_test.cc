@@ -1,5 +1,4 @@
-// TopK's gradient (index_gradients.cc: GatherElementsGrad of the values' gradient at the indices)
-// against finite differences.
+// TopK's and the scatters' gradients (index_gradients.cc) against finite differences.
 #include "grad/grad_check_util.h"
 
 namespace memopt {
@@ -25,6 +24,31 @@ TEST_CASE("grad check: TopK", "[grad][gradcheck][topk]") {
   }
   SECTION("axis 0, smallest, unsorted") {
     RunGradCheck(TopKCase("[5, 3]", "[3, 3]", "axis = 0, largest = 0, sorted = 0", 3));
+  }
+}
+
+TEST_CASE("grad check: ScatterElements and ScatterND", "[grad][gradcheck][scatter]") {
+  auto scatter = [](const std::string& body, const std::string& signature) {
+    GradCheck c;
+    c.text = "<ir_version: 8, opset_import: [\"\" : 18]>\n g " + signature + " {\n" + body + "\n y = Sin(s)\n }";
+    c.options.trainable = "^(d|u)$";
+    return c;
+  };
+  SECTION("ScatterElements, axis 1, unique indices (index_add_ as TorchScript writes it)") {
+    auto r = RunGradCheck(scatter(" i = Constant <value = int64[2, 2] {2, 0, 1, 3}> ()\n"
+                                  " s = ScatterElements <axis = 1> (d, i, u)",
+                                  "(double[2, 4] d, double[2, 2] u) => (double[2, 4] y)"));
+    CHECK(CountOps(r, "GatherElements") == 1);
+  }
+  SECTION("ScatterElements with reduction add, repeated indices") {
+    RunGradCheck(scatter(" i = Constant <value = int64[3, 2] {0, 1, 0, 1, 2, 0}> ()\n"
+                         " s = ScatterElements <axis = 0, reduction = \"add\"> (d, i, u)",
+                         "(double[3, 2] d, double[3, 2] u) => (double[3, 2] y)"));
+  }
+  SECTION("ScatterND of rows") {
+    auto r = RunGradCheck(scatter(" i = Constant <value = int64[2, 1] {2, 0}> ()\n s = ScatterND(d, i, u)",
+                                  "(double[3, 2] d, double[2, 2] u) => (double[3, 2] y)"));
+    CHECK(CountOps(r, "GatherND") == 1);
   }
 }
 

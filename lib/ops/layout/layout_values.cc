@@ -1,5 +1,6 @@
 // Value propagation through layout-changing ops on small tensors with constant shapes: Gather,
-// Slice, Concat / ConcatTraining, Expand, Tile, and ReduceSum / ReduceProd / ReduceMax /
+// Slice, Concat / ConcatTraining, Expand, Tile, Transpose (TorchScript's F.pad builds its pads as
+// Reshape -> Slice(reversed) -> Transpose -> Reshape of constants), and ReduceSum / ReduceProd / ReduceMax /
 // ReduceMin (e.g. ReduceProd(Shape(x)) = numel). Element values may be symbolic; indices, slice
 // bounds and axes must be constants.
 #include "ir/op_registry.h"
@@ -79,6 +80,35 @@ void ForEachIndex(const std::vector<std::vector<int64_t>>& lists, F&& visit) {
     }
     if (lists.empty()) return;
   }
+}
+
+Status TransposeValues(InferContext& ctx) {
+  auto data = InputTensor(ctx, 0);
+  if (!data.has_value() || !OutputTracked(ctx)) return Status::Ok();
+  const size_t rank = data->dims.size();
+  std::vector<int64_t> perm = ctx.node().GetInts("perm");
+  if (perm.empty()) {
+    for (size_t k = 0; k < rank; ++k) perm.push_back(static_cast<int64_t>(rank - 1 - k));
+  }
+  if (perm.size() != rank) return Status::Ok();
+  std::vector<std::vector<int64_t>> lists(rank);  // output dim k runs over input dim perm[k]
+  for (size_t k = 0; k < rank; ++k) {
+    auto axis = NormalizeAxis(perm[k], static_cast<int64_t>(rank));
+    if (!axis.has_value()) return Status::Ok();
+    perm[k] = *axis;
+    for (int64_t i = 0; i < data->dims[*axis]; ++i) lists[k].push_back(i);
+  }
+  const std::vector<int64_t> strides = RowMajorStrides(data->dims);
+  std::vector<SymExpr> out;
+  out.reserve(data->values->size());
+  ForEachIndex(lists, [&](const std::vector<int64_t>& index) {
+    int64_t flat = 0;
+    for (size_t k = 0; k < rank; ++k) flat += index[k] * strides[perm[k]];
+    out.push_back((*data->values)[flat]);
+  });
+  if (out.size() != data->values->size()) return Status::Ok();
+  ctx.SetOutputValues(0, std::move(out));
+  return Status::Ok();
 }
 
 Status SliceValues(InferContext& ctx) {
@@ -252,6 +282,7 @@ Status ReduceValues(InferContext& ctx) {
 static void RegisterLayoutValueRules(RuleRegistry& r) {
   r.AddValues("", "Gather", GatherValues);
   r.AddValues("", "Slice", SliceValues);
+  r.AddValues("", "Transpose", TransposeValues);
   r.AddValues("", "Concat", ConcatValues);
   r.AddValues(kMsDomain, "ConcatTraining", ConcatValues);
   r.AddValues("", "Expand", ExpandValues);

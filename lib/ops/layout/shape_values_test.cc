@@ -126,5 +126,40 @@ TEST_CASE("Value propagation: Tile, Expand, Concat of 2-D, Slice with step", "[s
   CHECK(ValuesOf(r.model.graph, "S") == "[3, 3, 3, 3]");
 }
 
+// TorchScript's F.pad(x, (0, 1, 0, 1)) on an NCHW tensor: the ONNX pads come from reversing the
+// (begin, end) pairs of the padded dims, a Transpose and a Reshape of constants.
+TEST_CASE("Value propagation: Transpose, and TorchScript's pad chain down to Pad's pads", "[shape]") {
+  auto r = InferText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[B, 3, 4, 4] X) => (float[B, 3, 5, 5] Y) {
+      t = Constant <value = int64[2, 3] {1, 2, 3, 4, 5, 6}> ()
+      tt = Transpose <perm = [1, 0]> (t)
+      td = Transpose(t)
+      p = Constant <value = int64[4] {0, 1, 0, 1}> ()
+      len = Constant <value = int64 {8}> ()
+      four = Constant <value = int64 {4}> ()
+      rest = Sub(len, four)
+      zero = Constant <value = int64[1] {0}> ()
+      rest1 = Unsqueeze(rest, zero)
+      zeros = ConstantOfShape(rest1)
+      all = Concat <axis = 0> (p, zeros)
+      pairs_shape = Constant <value = int64[2] {-1, 2}> ()
+      pairs = Reshape(all, pairs_shape)
+      start = Constant <value = int64[1] {-1}> ()
+      end = Constant <value = int64[1] {-9223372036854775807}> ()
+      step = Constant <value = int64[1] {-1}> ()
+      reversed = Slice(pairs, start, end, zero, step)
+      cols = Transpose <perm = [1, 0]> (reversed)
+      flat_shape = Constant <value = int64[1] {-1}> ()
+      pads = Reshape(cols, flat_shape)
+      Y = Pad(X, pads)
+    }
+  )");
+  CHECK(ValuesOf(r.model.graph, "tt") == "[1, 4, 2, 5, 3, 6]");
+  CHECK(ValuesOf(r.model.graph, "td") == "[1, 4, 2, 5, 3, 6]");
+  CHECK(ValuesOf(r.model.graph, "pads") == "[0, 0, 0, 0, 0, 0, 1, 1]");
+  CHECK(TypeAndShape(r.model.graph, "Y") == "float[B, 3, 5, 5]");
+}
+
 }  // namespace
 }  // namespace memopt

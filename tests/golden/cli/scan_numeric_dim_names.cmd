@@ -1,0 +1,1 @@
+scan @SRC@/tests/data/dims/numeric_dim_names.onnx
