@@ -80,7 +80,8 @@ def ts_only_configs():
         "mobilenetv2": (tf.MobileNetV2ForImageClassification, tf.MobileNetV2Config(
             image_size=2 * IMAGE, depth_multiplier=0.25, num_labels=5, classifier_dropout_prob=0.0)),
         "efficientnet": (tf.EfficientNetForImageClassification, tf.EfficientNetConfig(
-            image_size=2 * IMAGE, width_coefficient=0.25, depth_coefficient=0.25, num_labels=5, dropout_rate=0.0,
+            image_size=2 * IMAGE, width_coefficient=0.25, depth_coefficient=0.25, hidden_dim=320, num_labels=5,
+            dropout_rate=0.0,
             drop_connect_rate=0.0)),
         "unet": (lambda _: UNet(), None),
         "lstm": (lambda _: RnnLM(torch.nn.LSTM), None),

@@ -61,8 +61,9 @@ double RelativeError(const Tensor& got, const Tensor& want, double floor) {
   return diff / std::max(MaxAbs(want), floor);
 }
 
-/// grad + the CPU executor against the fixture's autograd gradients (rel 1e-4).
-void CheckAgainstAutograd(const Fixture& f) {
+/// grad + the CPU executor against the fixture's autograd gradients (rel 1e-4); returns grad's
+/// result for further checks.
+GradResult CheckAgainstAutograd(const Fixture& f) {
   {
     INFO("fixture " << f.name);
     auto model = LoadModel((f.dir / "model.onnx").string());
@@ -122,6 +123,7 @@ void CheckAgainstAutograd(const Fixture& f) {
       INFO("relative error " << err);
       CHECK(err < 1e-4);
     }
+    return std::move(result).value();
   }
 }
 
@@ -167,11 +169,8 @@ TEST_CASE("current PyTorch exports: gradients by PyTorch name match autograd", "
   REQUIRE(fixtures.size() >= 9);
   int restored = 0;
   for (const Fixture& f : fixtures) {
-    CheckAgainstAutograd(f);
-    auto model = LoadModel((f.dir / "model.onnx").string());
-    REQUIRE(model.ok());
-    auto result = BuildGradientGraph(*model);
-    REQUIRE(result.ok());
+    const GradResult built = CheckAgainstAutograd(f);
+    const GradResult* result = &built;
     INFO("fixture " << f.name);
     CHECK(result->torch_parameters.has_signature);
     // Only aliases may be left (BERT's cls.predictions.bias is decoder.bias, which PyTorch trains).
@@ -181,7 +180,8 @@ TEST_CASE("current PyTorch exports: gradients by PyTorch name match autograd", "
     }
     // Exactly PyTorch's parameters are trained: no buffer, no exporter constant.
     CHECK(result->gradients.size() == f.manifest["gradients"].size());
-    restored += result->torch_parameters.restored_transposes + result->torch_parameters.training_batch_norms;
+    restored += result->torch_parameters.restored_transposes + result->torch_parameters.training_batch_norms +
+                result->torch_parameters.recurrent_parameters;
   }
   CHECK(restored > 0);
 }

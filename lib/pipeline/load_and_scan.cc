@@ -138,6 +138,13 @@ std::string DimsExample(const std::vector<std::string>& unbound, const Graph* gr
     if (IsNumeric(unbound[i])) numeric.push_back(graph != nullptr ? WhereDimIs(unbound[i], *graph) : "'" + unbound[i] + "'");
   }
   if (unnamed) out += " (unk__ dims are sizes shape inference could not resolve; --details shows where)";
+  bool data_dependent = false;
+  for (const std::string& name : unbound) data_dependent = data_dependent || name.rfind("nonzero__", 0) == 0;
+  if (data_dependent) {
+    out += " (nonzero__ dims count the elements a NonZero finds, which only the data decides (e.g. the tokens "
+           "a router sends to one expert): bind them to your run's counts, or to their largest value for a "
+           "bound; --details shows which node)";
+  }
   if (!numeric.empty()) {
     std::string list;
     for (size_t i = 0; i < numeric.size(); ++i) list += (i ? ", " : "") + numeric[i];

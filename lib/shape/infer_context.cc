@@ -137,7 +137,11 @@ void InferContext::SetOutputValues(size_t i, std::vector<SymExpr> values) {
 }
 
 SymExpr InferContext::FreshDim(size_t out, size_t dim, const std::string& reason) {
-  std::string name = "unk__" + std::to_string(state_.next_fresh++);
+  return DataDependentDim(out, dim, "unk", reason);
+}
+
+SymExpr InferContext::DataDependentDim(size_t out, size_t dim, const std::string& kind, const std::string& reason) {
+  std::string name = kind + "__" + std::to_string(state_.next_fresh++);
   fresh_names_.insert(name);
   ShapeDiagnostic d;
   d.node = node_.id;

@@ -93,6 +93,9 @@ class InferContext {
   /// A fresh `unk__<N>` for dim `dim` of output `out`, recorded with `reason`
   /// ("dim 1 of 'x' unresolved: <reason>").
   SymExpr FreshDim(size_t out, size_t dim, const std::string& reason);
+  /// A fresh dim for a size only the data decides (NonZero's count), named "nonzero__<k>" after
+  /// `kind` rather than unk__, so that hints can say what it is.
+  SymExpr DataDependentDim(size_t out, size_t dim, const std::string& kind, const std::string& reason);
   /// A rank-`rank` shape of fresh dims; nullopt (unknown rank, with a diagnostic) when `rank` is
   /// past kMaxFreshRank, which only a malformed model asks for (e.g. a Reshape whose shape input
   /// declares a length of 10^12).

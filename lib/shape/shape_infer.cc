@@ -44,11 +44,19 @@ using shape::InferContext;
 using shape::InferState;
 
 constexpr size_t kMaxKnownValues = 4096;
-constexpr std::string_view kFreshPrefix = "unk__";
+/// The prefixes of dims inference makes up (InferContext::FreshDim, DataDependentDim); their
+/// numbers come from one counter.
+constexpr std::string_view kFreshPrefixes[] = {"unk__", "nonzero__"};
 
-bool IsFreshName(const std::string& name) {
-  return name.size() > kFreshPrefix.size() && name.compare(0, kFreshPrefix.size(), kFreshPrefix) == 0;
+/// The number of a made-up dim's name ("unk__12" -> "12"), or "" for other names.
+std::string FreshDigits(const std::string& name) {
+  for (std::string_view prefix : kFreshPrefixes) {
+    if (name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0) return name.substr(prefix.size());
+  }
+  return {};
 }
+
+bool IsFreshName(const std::string& name) { return !FreshDigits(name).empty(); }
 
 /// The name when `e` is a bare symbol, else "".
 std::string BareSymbolName(const SymExpr& e) {
@@ -73,7 +81,7 @@ int64_t FirstFreeFreshIndex(const Graph& graph) {
       if (d.IsConstant()) continue;
       for (const std::string& s : d.Symbols()) {
         if (!IsFreshName(s)) continue;
-        const std::string digits = s.substr(kFreshPrefix.size());
+        const std::string digits = FreshDigits(s);
         if (digits.empty() || digits.size() > 15 ||
             !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
           continue;

@@ -16,7 +16,7 @@ bool Resolved(const TensorInfo& info) {
   if (!info.shape.has_value()) return false;
   for (const SymExpr& d : *info.shape) {
     for (const std::string& s : d.Symbols()) {
-      if (s.rfind("unk__", 0) == 0) return false;
+      if (s.rfind("unk__", 0) == 0 || s.rfind("nonzero__", 0) == 0) return false;  // made up by inference
     }
   }
   return true;

@@ -7,11 +7,12 @@
 # as in the same model inlined by onnx.inliner; without it that part is reported as skipped.
 # With FOLDER torch_current (scripts/export_torch_current.py, the current PyTorch's exporter), each
 # fixture also plans at --budget 0.7 and applies that with --verify, and `run`'s measured peak of
-# the training graph must equal `scan`'s estimate.
-# Usage: check_torch_exports.sh MEMOPT SRC_DIR WORK_DIR [FOLDER]
+# the training graph must equal `scan`'s estimate (unless only NonZero's data-dependent counts keep
+# it symbolic); a default export whose BatchNorm the exporter folded into a Conv must be refused.
+# Usage: [CHECK_FIXTURES=DIR] check_torch_exports.sh MEMOPT SRC_DIR WORK_DIR [FOLDER]
 set -u
 memopt=$1 src=$2 work=$3 folder=${4:-torch_exports}
-fixtures=$src/tests/data/$folder
+fixtures=${CHECK_FIXTURES:-$src/tests/data/$folder}  # tests/torch_current/fresh_exports.sh passes its own
 minimum=12
 [[ $folder == torch_current ]] && minimum=9
 rm -rf "$work"
@@ -27,14 +28,27 @@ for dir in "$fixtures"/*/; do
   mkdir -p "$w"
   dims=$(sed -n 's/^  "dims": "\(.*\)",$/\1/p' "$dir/manifest.json")
   step() {  # step LABEL COMMAND...: runs it, reports a failure with its stderr
-    local label=$1
+    local label=$1 rc=0
     shift
-    if ! "$@" >"$w/$label.out" 2>"$w/$label.err"; then
-      echo "FAIL $name: $label (exit $?): $(tail -n 2 "$w/$label.err")"
+    "$@" >"$w/$label.out" 2>"$w/$label.err" || rc=$?
+    if [[ $rc -ne 0 ]]; then
+      echo "FAIL $name: $label (exit $rc): $(tail -n 2 "$w/$label.err")"
       failed=1
       return 1
     fi
   }
+  # A default export of a model with training-mode BatchNorm: the exporter folded it into the
+  # Conv weights, and grad must say so (tests/torch_current/measure.py's EXPECTED).
+  if [[ $folder == torch_current && $name == *_default ]] &&
+     ! "$memopt" grad "$dir/model.onnx" -o "$w/train.onnx" >"$w/grad.out" 2>"$w/grad.err"; then
+    if grep -q "folded the training-mode batch norm" "$w/grad.err"; then
+      echo "ok $name: grad refuses it (BatchNorm folded into a Conv by the exporter's optimizer)"
+    else
+      echo "FAIL $name: grad: $(tail -n 2 "$w/grad.err")"
+      failed=1
+    fi
+    continue
+  fi
   step grad "$memopt" grad "$dir/model.onnx" -o "$w/train.onnx" || continue
   step run "$memopt" run "$w/train.onnx" --inputs "$dir/inputs" || continue
   step plan "$memopt" plan "$w/train.onnx" --level 1 -o "$w/plan.json" ${dims:+--dims "$dims"} || continue
@@ -57,7 +71,10 @@ for dir in "$fixtures"/*/; do
     step scan "$memopt" scan "$w/train.onnx" --format json ${dims:+--dims "$dims"} || continue
     scan_peak=$(tr -d ' \n' <"$w/scan.out" | sed -n 's/.*"peak":{"bytes":\([0-9]*\).*/\1/p')
     measured=$(sed -n 's/^measured peak: .*(\([0-9,]*\) bytes)$/\1/p' "$w/run.out" | tr -d ,)
-    if [[ -z $measured || -z $scan_peak || $measured != "$scan_peak" ]]; then
+    if [[ -z $scan_peak ]] && grep -q "nonzero__ dims count" "$w/scan.err" &&
+       ! grep -o "dims [^;]* are unbound" "$w/scan.err" | grep -q "unk__"; then
+      echo "note $name: the peak depends on what NonZero finds in the data (nonzero__ dims); not compared"
+    elif [[ -z $measured || -z $scan_peak || $measured != "$scan_peak" ]]; then
       echo "FAIL $name: run's measured peak ${measured:-?} != scan's estimate ${scan_peak:-?}"
       failed=1
     fi

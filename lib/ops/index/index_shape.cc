@@ -228,7 +228,7 @@ Status OneHotRule(InferContext& ctx) {
 Status NonZeroRule(InferContext& ctx) {
   auto rank = ctx.InputRank(0);
   Shape out{rank.has_value() ? SymExpr(*rank) : ctx.FreshDim(0, 0, "NonZero of an input of unknown rank"),
-            ctx.FreshDim(0, 1, "data-dependent: number of non-zero elements")};
+            ctx.DataDependentDim(0, 1, "nonzero", "data-dependent: number of non-zero elements")};
   ctx.SetOutput(0, DataType::kInt64, std::move(out));
   return Status::Ok();
 }
@@ -289,21 +289,42 @@ std::optional<Rational> ScaleAsRational(double scale) {
   return std::nullopt;
 }
 
-/// Float values of an input produced by a Constant node (float initializers are not decoded).
-std::optional<std::vector<double>> ConstantFloats(const InferContext& ctx, size_t input) {
-  const Value* v = ctx.InputValue(input);
-  if (v == nullptr || v->producer == kNone) return std::nullopt;
-  const Node& producer = ctx.graph().node(v->producer);
-  if (producer.op_type != "Constant") return std::nullopt;
-  if (const onnx::TensorProto* t = producer.GetTensor("value")) return DecodeFloatTensor(*t, 64);
-  if (producer.HasAttr("value_floats")) {
+/// Float values of `v` when a Constant node makes it, or a 1-D Concat, Identity or Cast of such
+/// (TorchScript writes Resize's scales as Concat(Constant [1, 1], Constant [2, 2])); float
+/// initializers are not decoded.
+std::optional<std::vector<double>> ConstantFloatsOf(const Graph& graph, ValueId v, int depth = 0) {
+  if (v == kNone || depth > 8 || graph.value(v).producer == kNone) return std::nullopt;
+  const Node& producer = graph.node(graph.value(v).producer);
+  if (!producer.domain.empty()) return std::nullopt;
+  if (producer.op_type == "Constant") {
+    if (const onnx::TensorProto* t = producer.GetTensor("value")) return DecodeFloatTensor(*t, 64);
+    if (producer.HasAttr("value_floats")) {
+      std::vector<double> out;
+      for (const auto& attr : producer.proto.attribute()) {
+        if (attr.name() == "value_floats") out.assign(attr.floats().begin(), attr.floats().end());
+      }
+      return out;
+    }
+    return std::nullopt;
+  }
+  if ((producer.op_type == "Identity" || producer.op_type == "Cast") && !producer.inputs.empty()) {
+    return ConstantFloatsOf(graph, producer.inputs[0], depth + 1);
+  }
+  if (producer.op_type == "Concat" && producer.GetInt("axis", 0) == 0) {
     std::vector<double> out;
-    for (const auto& attr : producer.proto.attribute()) {
-      if (attr.name() == "value_floats") out.assign(attr.floats().begin(), attr.floats().end());
+    for (ValueId in : producer.inputs) {
+      auto part = ConstantFloatsOf(graph, in, depth + 1);
+      if (!part.has_value()) return std::nullopt;
+      out.insert(out.end(), part->begin(), part->end());
     }
     return out;
   }
   return std::nullopt;
+}
+
+std::optional<std::vector<double>> ConstantFloats(const InferContext& ctx, size_t input) {
+  if (!ctx.HasInput(input)) return std::nullopt;
+  return ConstantFloatsOf(ctx.graph(), ctx.node().inputs[input]);
 }
 
 /// Resize (sizes or scales input; axes attribute since 18) and Upsample (scales attribute or input).

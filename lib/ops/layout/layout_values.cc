@@ -38,9 +38,32 @@ int64_t Product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
 
 bool OutputTracked(const InferContext& ctx) { return TracksValues(ctx.OutputInfo(0).dtype); }
 
+/// Gather from Range(start, limit, delta) of a symbolic length n (BLOOM's position ids:
+/// Range(0, seq_len)[-1] + 1): element j is start + j * delta, j < 0 counting from n.
+Status GatherFromRangeValues(InferContext& ctx, const std::vector<int64_t>& indices) {
+  const Value* data = ctx.InputValue(0);
+  const Shape* shape = ctx.InputShape(0);
+  if (data == nullptr || data->producer == kNone || shape == nullptr || shape->size() != 1) return Status::Ok();
+  const Node& range = ctx.graph().node(data->producer);
+  if (range.op_type != "Range" || !range.domain.empty() || range.inputs.size() != 3) return Status::Ok();
+  const auto& start = ctx.graph().value(range.inputs[0]).known_values;
+  const auto& delta = ctx.graph().value(range.inputs[2]).known_values;
+  if (!start.has_value() || !delta.has_value() || start->size() != 1 || delta->size() != 1) return Status::Ok();
+  std::vector<SymExpr> out;
+  for (int64_t j : indices) {
+    const SymExpr position = j >= 0 ? SymExpr(j) : (*shape)[0] + SymExpr(j);
+    out.push_back((*start)[0] + position * (*delta)[0]);
+  }
+  ctx.SetOutputValues(0, std::move(out));
+  return Status::Ok();
+}
+
 Status GatherValues(InferContext& ctx) {
   auto data = InputTensor(ctx, 0);
   auto indices = ctx.InputInts(1);
+  if (indices.has_value() && !data.has_value() && OutputTracked(ctx) && ctx.node().GetInt("axis", 0) == 0) {
+    return GatherFromRangeValues(ctx, *indices);
+  }
   if (!data.has_value() || !indices.has_value() || !OutputTracked(ctx)) return Status::Ok();
   auto axis = NormalizeAxis(ctx.node().GetInt("axis", 0), static_cast<int64_t>(data->dims.size()));
   if (!axis.has_value()) return Status::Ok();

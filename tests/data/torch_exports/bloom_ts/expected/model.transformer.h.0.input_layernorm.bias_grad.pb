@@ -1,0 +1,1 @@
+B/model.transformer.h.0.input_layernorm.bias_gradJ@Ú*ƒ=KÐ†¼c½Ç<å+/=Çør½ÿðP¼„1‡»ø´²=ÚÒ=0Þ’»Tè·<¹üÅ½8cÁ<W½F‡×¼èÑC»

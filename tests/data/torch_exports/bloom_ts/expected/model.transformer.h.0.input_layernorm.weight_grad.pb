@@ -1,0 +1,1 @@
+B1model.transformer.h.0.input_layernorm.weight_gradJ@„˜H»h"¶<Û…<œâç½U¸3½ESš¼3d†½Þ'©=ªð<ýŽ™<–Ã};^²”=Äº<ò­È<l <ƒ¥ˆ¼

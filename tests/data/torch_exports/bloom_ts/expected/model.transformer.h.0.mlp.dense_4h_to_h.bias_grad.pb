@@ -1,0 +1,1 @@
+B1model.transformer.h.0.mlp.dense_4h_to_h.bias_gradJ@H‡r¼€¾è<9·¥<,‡ˆ¼Þ’9½äÒ½ÕëI;1½¨©<fÒi<‹·p»áq`=•}=Ìxß<À9»@¥<

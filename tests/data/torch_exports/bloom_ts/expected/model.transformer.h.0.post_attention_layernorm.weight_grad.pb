@@ -1,0 +1,1 @@
+B:model.transformer.h.0.post_attention_layernorm.weight_gradJ@Œ8<GÛ¼5ÆP¼\,»¢·<d	­<†'·»¬3Üº‹—½ÄÃ„½4ïê¼ŸO½H£<h k¼ñ4¾<ÐÀ†¼

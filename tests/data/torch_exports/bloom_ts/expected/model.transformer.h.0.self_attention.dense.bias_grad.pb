@@ -1,0 +1,1 @@
+B4model.transformer.h.0.self_attention.dense.bias_gradJ@džl;b©®<ÀZ~<·¤Œ»¯ˆ½¢¼½Æ‚:ð»¸½XºíXµ»,9=´[‘=Øà‘=vò<¼§‰»ã=

@@ -1,0 +1,1 @@
+B/model.transformer.h.1.input_layernorm.bias_gradJ@SÛ&=´G×<Åü<¡E§¼¯Z(½¹A/»˜±Õ;.“<_¼h<ð=+ë¼z«<ö(d¼¨6_=*´Ý<µ~˜<

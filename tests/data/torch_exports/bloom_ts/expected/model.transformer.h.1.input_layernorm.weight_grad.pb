@@ -1,0 +1,1 @@
+B1model.transformer.h.1.input_layernorm.weight_gradJ@=J=ŠËC¼é¼Å@=«•á<³;’R»nR^»z¾»ä+Ç=×¢<Êqÿ¼€-M¼Í¼K=í†;Òì—¼

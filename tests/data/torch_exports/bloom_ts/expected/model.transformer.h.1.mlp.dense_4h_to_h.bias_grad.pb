@@ -1,0 +1,1 @@
+B1model.transformer.h.1.mlp.dense_4h_to_h.bias_gradJ@ˆÈ1¼ùæ›<óu;ÀQ¼°n½¼~VÙ½ÚŠý;”³y½Žg<Aj!;¼8<ëƒ@=ÆÚ==<»»Å&›<

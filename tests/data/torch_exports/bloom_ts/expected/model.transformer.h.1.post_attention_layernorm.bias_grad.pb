@@ -1,0 +1,1 @@
+B8model.transformer.h.1.post_attention_layernorm.bias_gradJ@À¦g¸Bv›<Ðñ½¼Ká£<¢Š_¼ìB~=©`½ÚJ»”ð<^D½¼*O¼„;PÝê:²Bx½ºR‘<„Þê»

@@ -1,0 +1,1 @@
+B:model.transformer.h.1.post_attention_layernorm.weight_gradJ@rù«:sf»Èq;~ä½¹/Äºî{´¼{?=Z¼¹;U<è¬½0”<ôôºØ´¸;\ƒaºedN<i¾;

@@ -1,0 +1,1 @@
+B4model.transformer.h.1.self_attention.dense.bias_gradJ@Ëﬁ+ºÓ‡÷<	a;E≤GºL»Îº>…ΩÂ::äzΩêß<[x›ª¬Ÿﬁ;_dC=àVì=¢∫<òu7∫lcé<

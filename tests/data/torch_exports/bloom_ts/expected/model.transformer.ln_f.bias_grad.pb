@@ -1,0 +1,1 @@
+B model.transformer.ln_f.bias_gradJ@áº=²‚ï=Æzd½²WÕ½ª9½är¾ï&Ò<¢©#¾Ò	U=Iª“>J##=ÇÑ(=›ª>óÀT>zWI=W‡´½

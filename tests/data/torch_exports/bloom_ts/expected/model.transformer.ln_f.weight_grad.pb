@@ -1,0 +1,1 @@
+B"model.transformer.ln_f.weight_gradJ@ğ¼™=:æg½Â«§<ñ>hî<€.N=´®¼8ÏÛ½.<m€¤>²%¼Ù³Ù½$P?šdl½ï4`=-ÀÅ=

@@ -1,0 +1,1 @@
+B3model.cls.predictions.transform.LayerNorm.bias_gradJ@»+ã=nèu¾x[D=ÕÉ8>ïmô¼4K£=Šãñ½û">L!ñ=;ƒ‘=PK?»;•>…'>Šv¾*ÞB>ò.°=

@@ -1,0 +1,1 @@
+B5model.cls.predictions.transform.LayerNorm.weight_gradJ@àœ>£lˆ>3P½H'>É¾;k›½ d>*q.¾Ïr >ò‹‡=ìm;»™>ä»ü>o%>K>aêº½

@@ -1,0 +1,1 @@
+B,model.deberta.embeddings.LayerNorm.bias_gradJ@Àq”=ÑVr:-Q”<¿:≠º(ó‘9°£¶º:Ûmº˘ﬁıºñnÄ=íèºÎò<ÈÎÉΩ¸Ñ:êj<›“1ΩóPzº

@@ -1,0 +1,1 @@
+B.model.deberta.embeddings.LayerNorm.weight_gradJ@èp>õ¿í;àX5=…ß—;&­J<3•‡<NÖ;Ðvò¼ï‹<ô|¼¬­È;èK==p.;ùÒL» p:~¾Ì¼

@@ -1,0 +1,1 @@
+BBmodel.deberta.encoder.layer.0.attention.output.LayerNorm.bias_gradJ@Ci=@j 9l‘ß<ÇçºµºÜÕ<’ñΩ8jGΩ¢(h<ktΩ–‚ΩìøLΩÁé=-0Ω†™n;ZÂëΩ

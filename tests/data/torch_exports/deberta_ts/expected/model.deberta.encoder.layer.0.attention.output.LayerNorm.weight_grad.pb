@@ -1,0 +1,1 @@
+BDmodel.deberta.encoder.layer.0.attention.output.LayerNorm.weight_gradJ@ìY¼¨ÑÅ»ŽEr<¢b¡<>ß»Gš=LGŸ½û•½.ë~;¤Ìw=l—¥¼´ÜU½rêm½v¸<¶Fº ¸²9

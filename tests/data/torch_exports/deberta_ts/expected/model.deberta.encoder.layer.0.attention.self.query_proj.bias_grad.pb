@@ -1,0 +1,1 @@
+BAmodel.deberta.encoder.layer.0.attention.self.query_proj.bias_gradJ@ö7;êwV»Kç»LQw;wý‚»ÂŽ»Äk“º9*;¨©<%§0<m†¼ºby¼¸z:<“î%;´ƒ˜»d…#¼

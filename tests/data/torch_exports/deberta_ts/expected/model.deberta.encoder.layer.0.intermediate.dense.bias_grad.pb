@@ -1,0 +1,1 @@
+ B:model.deberta.encoder.layer.0.intermediate.dense.bias_gradJ€h:$ı7<0ó,<"ôf:üD¸<¯¯"º$Ÿ;Nã×»Ì4-;¶R½çß-<©1N=ƒnB<oê€<÷êó;®ËF<š9(¼Š±<¼Ó½dˆ£¼dóŞ;Y²;ì7à¹ÆT‘¼i¦¼ğ²ç9¼È™»Ó¡<Ã=»ÀF¤¼ ÷ß¹M=

@@ -1,0 +1,1 @@
+BBmodel.deberta.encoder.layer.1.attention.output.LayerNorm.bias_gradJ@4=j>Ï/=E|ã¼Žb¼„ª»?½¼;ß½Æ	Å½¾®=m§½„Æ<01o¾ÁY¼zßü<"½e=í×¾

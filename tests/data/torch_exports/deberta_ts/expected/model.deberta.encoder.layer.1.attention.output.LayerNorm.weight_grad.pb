@@ -1,0 +1,1 @@
+BDmodel.deberta.encoder.layer.1.attention.output.LayerNorm.weight_gradJ@:„=¨ï¼f½vŞ¤<ÌØH»§<3rá:A¡Ì=<*<üŠ6¾÷1*<ŒÌº>Úo»ô=0<2º»f¾

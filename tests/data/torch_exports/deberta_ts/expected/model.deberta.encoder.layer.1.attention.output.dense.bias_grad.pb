@@ -1,0 +1,1 @@
+B>model.deberta.encoder.layer.1.attention.output.dense.bias_gradJ@ØŸÏ=¤vô<9¸X¼Àì;,	;L„;«/½ÿyù¼ á=­Ç­¼¹vÍ<R•Š½h;á´+<h1y<~¹{½

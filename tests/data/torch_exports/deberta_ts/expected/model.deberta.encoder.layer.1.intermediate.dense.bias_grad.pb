@@ -1,0 +1,1 @@
+ B:model.deberta.encoder.layer.1.intermediate.dense.bias_gradJ€´Jÿ;gL½”gÃ=iıå»„C½	?;Bh<…Ds½3ë†¹ìn<Ó+É=lÉS<H‚f½$9o=1Š—½‚éß;Ì¼/‹¼¼ë+¤¼ùD½ÂÉ`¼ØÆ‡ºe7=o½¡ÿâ<7½ıº=çµ<à”<ş=–½À!½:&‰¼

@@ -1,0 +1,1 @@
+B8model.deberta.encoder.layer.1.output.LayerNorm.bias_gradJ@f³r>U2+½Ož>^W•=*¯=äÓ=Â+‘¾:oí=‚×:>¥t¯½xL=ÜÕr¾˜Ìæ½VmJ>ºÏˆ<äÄŒ=

@@ -1,0 +1,1 @@
+B0model.model.layers.0.input_layernorm.weight_gradJ@Tö¤=®ˆ7>¬j¼è/D>4ç=„½<f=¸Y=ÿu=Ï¯+>+½?Pž¾½Ì=¼:ä<ƒE¼½ZùÑ½

@@ -1,0 +1,1 @@
+B9model.model.layers.0.post_attention_layernorm.weight_gradJ@M/“<¹3B½D4;T`Â;ùiš;D³1½.bH½_½áú´=ç%-»BÃ.<T—-<B—K<·ýQ=4]ô»%º¾=

@@ -1,0 +1,1 @@
+B6model.model.layers.1.block_sparse_moe.gate.weight_gradJ€Ûã0me±ï‡±İ;ñ­àÊ0„Ò°IÌR°:uú°İ™ô1]52)O1dÀ1èA¥0¶Zå/HNº1Å.Ş0Ûã°ne1ï‡1Ş;ñ-áÊ°„Ò0JÌR0;uú0Ş™ô±^5²*O±dÀ±éA¥°·Zå¯INº±Å.Ş°

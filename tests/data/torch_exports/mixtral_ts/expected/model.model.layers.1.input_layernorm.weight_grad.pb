@@ -1,0 +1,1 @@
+B0model.model.layers.1.input_layernorm.weight_gradJ@Þü„; <œD³:©€Ž½èU»Î˜¼H¦ ;ƒ»½ûù=ë¥=oñ¼^I|¼L;[½Gi¼´&™½3}=

@@ -1,0 +1,1 @@
+Bdec1.1.weight_gradJ L©>fIŠ<Žf@¾K¯T½4Q†=p«?&E#?m=

@@ -1,0 +1,1 @@
+Bhead.bias_gradJ*b6¾"cF?nk·¿
