@@ -8,7 +8,7 @@
 # With FOLDER torch_current (scripts/export_torch_current.py, the current PyTorch's exporter), each
 # fixture also plans at --budget 0.7 and applies that with --verify, and `run`'s measured peak of
 # the training graph must equal `scan`'s estimate (unless only NonZero's data-dependent counts keep
-# it symbolic); a default export whose BatchNorm the exporter folded into a Conv must be refused.
+# it symbolic), with no unk__ dim left at the fixture's input sizes; a default export whose BatchNorm the exporter folded into a Conv must be refused.
 # Usage: [CHECK_FIXTURES=DIR] check_torch_exports.sh MEMOPT SRC_DIR WORK_DIR [FOLDER]
 set -u
 memopt=$1 src=$2 work=$3 folder=${4:-torch_exports}
@@ -69,6 +69,10 @@ for dir in "$fixtures"/*/; do
       continue
     fi
     step scan "$memopt" scan "$w/train.onnx" --format json ${dims:+--dims "$dims"} || continue
+    if grep -q "unk__" "$w/scan.err"; then  # every size must resolve at the fixture's input sizes
+      echo "FAIL $name: scan at --dims ${dims:-(none)} leaves dims unresolved: $(grep -o 'dims unk__[^;]*' "$w/scan.err" | head -c 200)"
+      failed=1
+    fi
     scan_peak=$(tr -d ' \n' <"$w/scan.out" | sed -n 's/.*"peak":{"bytes":\([0-9]*\).*/\1/p')
     measured=$(sed -n 's/^measured peak: .*(\([0-9,]*\) bytes)$/\1/p' "$w/run.out" | tr -d ,)
     if [[ -z $scan_peak ]] && grep -q "nonzero__ dims count" "$w/scan.err" &&

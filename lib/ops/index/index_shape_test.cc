@@ -110,5 +110,19 @@ TEST_CASE("Pad, TopK, OneHot, NonZero, GatherElements", "[shape]") {
   CHECK(testing::HasDiagnosticContaining(r.stats, "data-dependent: number of non-zero elements"));
 }
 
+// TorchScript writes nn.Upsample's scales as Concat(Constant [1, 1], Constant [2, 2]).
+TEST_CASE("Resize: scales from a Concat of float constants", "[shape]") {
+  auto r = InferText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[B, 3, 4, 6] X) => (float[B, 3, 8, 12] Y) {
+      keep = Constant <value = float[2] {1, 1}> ()
+      twice = Constant <value = float[2] {2, 2}> ()
+      scales = Concat <axis = 0> (keep, twice)
+      Y = Resize <mode = "nearest"> (X, , scales)
+    }
+  )");
+  CHECK(TypeAndShape(r.model.graph, "Y") == "float[B, 3, 8, 12]");
+}
+
 }  // namespace
 }  // namespace memopt

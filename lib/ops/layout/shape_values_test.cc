@@ -161,5 +161,29 @@ TEST_CASE("Value propagation: Transpose, and TorchScript's pad chain down to Pad
   CHECK(TypeAndShape(r.model.graph, "Y") == "float[B, 3, 5, 5]");
 }
 
+// BLOOM's position ids: Range(0, seq_len, 1)[-1] + 1 is seq_len, and [1] is 1.
+TEST_CASE("Value propagation: Gather from a Range of symbolic length", "[shape]") {
+  auto r = InferText(R"(
+    <ir_version: 8, opset_import: ["" : 17]>
+    g (float[B, S] X) => (int64 last) {
+      sh = Shape(X)
+      one = Constant <value = int64 {1}> ()
+      zero = Constant <value = int64 {0}> ()
+      s = Gather(sh, one)
+      pos = Range(zero, s, one)
+      minus_one = Constant <value = int64 {-1}> ()
+      lastpos = Gather(pos, minus_one)
+      last = Add(lastpos, one)
+      second = Gather(pos, one)
+      two = Constant <value = int64 {2}> ()
+      evens = Range(one, s, two)
+      tail = Gather(evens, minus_one)
+    }
+  )");
+  CHECK(ValuesOf(r.model.graph, "lastpos") == "[S - 1]");
+  CHECK(ValuesOf(r.model.graph, "last") == "[S]");
+  CHECK(ValuesOf(r.model.graph, "second") == "[1]");
+}
+
 }  // namespace
 }  // namespace memopt
