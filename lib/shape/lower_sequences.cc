@@ -206,7 +206,9 @@ class Lowering {
       const int64_t in = *LengthOf(n.inputs[0]);
       const bool insert = n.op_type == "SequenceInsert";
       const size_t pos_input = insert ? 2 : 1;
-      if (PositionInput(n, pos_input, in, insert ? in : in - 1, insert).has_value()) {
+      if (!insert && in == 0) {
+        why = "it erases from an empty sequence";
+      } else if (PositionInput(n, pos_input, in, insert ? in : in - 1, insert).has_value()) {
         length = in + (insert ? 1 : -1);
       } else {
         why = "the position is not known on load or out of range";

@@ -172,5 +172,21 @@ g (double[2, 6] x) => (double[3, 2, 2] y) {
   testing::RunGradCheck(c);
 }
 
+TEST_CASE("LowerSequences: erasing from an empty sequence is left, not lowered", "[shape][sequence]") {
+  auto model = LoadModelFromText(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+main (float[2] a) => (int64 n) {
+  e = SequenceEmpty <dtype = 1> ()
+  f = SequenceErase(e)
+  n = SequenceLength(f)
+}
+)");
+  INFO(model.status().message());
+  REQUIRE(model.ok());
+  CHECK(model->lowered_sequence_ops == 0);
+  REQUIRE(model->warnings.size() == 1);
+  CHECK(model->warnings[0].find("it erases from an empty sequence") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace memopt

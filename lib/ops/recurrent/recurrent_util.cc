@@ -293,22 +293,20 @@ void RunDirection(const RecurrentSetup& s, const DirectionInputs& in, int64_t d,
     if (s.cell == Cell::kLstm) trace->c.assign(trace->h_prev.size(), 0.0), trace->c_prev = trace->c;
     if (s.linear_before_reset) trace->rh.assign(trace->h_prev.size(), 0.0);
   }
-  std::vector<double> pre(static_cast<size_t>(GH)), a(static_cast<size_t>(GH)), hr(static_cast<size_t>(GH));
+  std::vector<double> pre(static_cast<size_t>(GH)), a(static_cast<size_t>(GH));
+  std::vector<double> hr_all(static_cast<size_t>(B * GH));
   std::vector<double> rhp(static_cast<size_t>(H)), hn(static_cast<size_t>(H)), cn(static_cast<size_t>(H));
   for (int64_t step = 0; step < T; ++step) {
+    // R h of every entry and gate in one product (GRU's candidate without linear_before_reset
+    // reads R_h (r * h) instead, below); entries past their length compute rows nobody reads.
+    if (B > 0 && H > 0) Gemm(false, true, B, GH, H, 1.0, h.data(), H, in.r.data(), H, 0.0, hr_all.data(), GH);
     for (int64_t b = 0; b < B; ++b) {
       if (step >= s.lengths[b]) continue;
       const int64_t t = reverse ? s.lengths[b] - 1 - step : step;
       const int64_t row = t * B + b;
       const double* hp = h.data() + b * H;
       const double* xr = xw.data() + row * GH;
-      // R h for every gate (GRU's candidate: R_h (r * h) without linear_before_reset, below).
-      for (int64_t j = 0; j < GH; ++j) {
-        double sum = 0.0;
-        const double* rr = in.r.data() + j * H;
-        for (int64_t k = 0; k < H; ++k) sum += rr[k] * hp[k];
-        hr[j] = sum;
-      }
+      const double* hr = hr_all.data() + b * GH;
       if (s.cell == Cell::kLstm) {
         const double* cp = c.data() + b * H;
         for (int64_t k = 0; k < H; ++k) {
@@ -391,8 +389,15 @@ void BackwardDirection(const RecurrentSetup& s, const DirectionInputs& in, int64
   if (lstm) carry_c = dy_c.empty() ? std::vector<double>(static_cast<size_t>(B * H), 0.0) : dy_c;
   out.r.assign(static_cast<size_t>(GH * H), 0.0);
   out.p.assign(lstm ? static_cast<size_t>(3 * H) : 0, 0.0);
-  std::vector<double> dh(static_cast<size_t>(H)), dhp(static_cast<size_t>(H)), drhp(static_cast<size_t>(H));
+  std::vector<double> dh(static_cast<size_t>(H));
+  // Per step: each entry's gradient through R (`through_r`, 0 for entries past their length and
+  // for GRU's candidate without linear_before_reset, which reaches h_prev through r * h_prev), and
+  // the gradient of each entry's previous hidden state.
+  std::vector<double> through_r(static_cast<size_t>(B * GH)), dhp_all(static_cast<size_t>(B * H));
+  const bool reset_reads_rh = gru && !s.linear_before_reset;
   for (int64_t step = T - 1; step >= 0; --step) {
+    std::fill(through_r.begin(), through_r.end(), 0.0);
+    std::fill(dhp_all.begin(), dhp_all.end(), 0.0);
     for (int64_t b = 0; b < B; ++b) {
       if (step >= s.lengths[b]) continue;
       const int64_t t = reverse ? s.lengths[b] - 1 - step : step;
@@ -402,8 +407,8 @@ void BackwardDirection(const RecurrentSetup& s, const DirectionInputs& in, int64
       const double* hp = trace.h_prev.data() + row * H;
       double* g = da.data() + row * GH;
       double* gr = dar.data() + row * GH;
+      double* dhp = dhp_all.data() + b * H;
       for (int64_t k = 0; k < H; ++k) dh[k] = carry_h[b * H + k] + dy[row * H + k];
-      std::fill(dhp.begin(), dhp.end(), 0.0);
       if (lstm) {
         const double* cp = trace.c_prev.data() + row * H;
         const double* cn = trace.c.data() + row * H;
@@ -428,9 +433,8 @@ void BackwardDirection(const RecurrentSetup& s, const DirectionInputs& in, int64
       } else if (gru) {
         for (int64_t k = 0; k < H; ++k) {
           const double z = a[k], hc = a[2 * H + k];
-          const double dah = dh[k] * (1.0 - z) * GateDerivative(s, act[1], pre[2 * H + k], hc);
           g[k] = dh[k] * (hp[k] - hc) * GateDerivative(s, act[0], pre[k], z);
-          g[2 * H + k] = dah;
+          g[2 * H + k] = dh[k] * (1.0 - z) * GateDerivative(s, act[1], pre[2 * H + k], hc);
           dhp[k] = dh[k] * z;
         }
         for (int64_t k = 0; k < H; ++k) {
@@ -442,7 +446,6 @@ void BackwardDirection(const RecurrentSetup& s, const DirectionInputs& in, int64
           } else {
             double sum = 0.0;  // d(r * h_prev)[k] = sum_j dah[j] R_h[j][k]
             for (int64_t j = 0; j < H; ++j) sum += g[2 * H + j] * in.r[(2 * H + j) * H + k];
-            drhp[k] = sum;
             dr = sum * hp[k];
             dhp[k] += sum * r;
             gr[2 * H + k] = g[2 * H + k];
@@ -455,20 +458,24 @@ void BackwardDirection(const RecurrentSetup& s, const DirectionInputs& in, int64
         for (int64_t k = 0; k < H; ++k) g[k] = dh[k] * GateDerivative(s, act[0], pre[k], a[k]);
         std::copy(g, g + GH, gr);
       }
-      // Through R to the previous hidden state, and R's gradient. GRU's candidate without
-      // linear_before_reset reached h_prev through r * h_prev above; its R_h reads r * h_prev.
-      for (int64_t j = 0; j < GH; ++j) {
-        const double gj = gr[j];
-        if (gj == 0.0) continue;
-        const double* rr = in.r.data() + j * H;
-        double* dr = out.r.data() + j * H;
-        const bool reset_input = gru && !s.linear_before_reset && j >= 2 * H;
-        for (int64_t k = 0; k < H; ++k) dr[k] += gj * (reset_input ? a[H + k] * hp[k] : hp[k]);
-        if (!reset_input) {
-          for (int64_t k = 0; k < H; ++k) dhp[k] += gj * rr[k];
-        }
+      std::copy(gr, gr + (reset_reads_rh ? 2 * H : GH), through_r.begin() + b * GH);
+    }
+    // Through R to the previous hidden states: dh_prev += through_r R, all entries at once.
+    if (B > 0 && H > 0) Gemm(false, false, B, H, GH, 1.0, through_r.data(), GH, in.r.data(), H, 1.0, dhp_all.data(), H);
+    for (int64_t b = 0; b < B; ++b) {
+      if (step < s.lengths[b]) std::copy(dhp_all.begin() + b * H, dhp_all.begin() + (b + 1) * H, carry_h.begin() + b * H);
+    }
+  }
+  // R's gradient for every time at once: dR = dar^T h_prev; GRU's candidate without
+  // linear_before_reset read r * h_prev.
+  if (T * B > 0 && H > 0) {
+    Gemm(true, false, GH, H, T * B, 1.0, dar.data(), GH, trace.h_prev.data(), H, 0.0, out.r.data(), H);
+    if (reset_reads_rh) {
+      std::vector<double> rh_prev(trace.h_prev.size());
+      for (int64_t row = 0; row < T * B; ++row) {
+        for (int64_t k = 0; k < H; ++k) rh_prev[row * H + k] = trace.act[row * GH + H + k] * trace.h_prev[row * H + k];
       }
-      std::copy(dhp.begin(), dhp.end(), carry_h.begin() + b * H);
+      Gemm(true, false, H, H, T * B, 1.0, dar.data() + 2 * H, GH, rh_prev.data(), H, 0.0, out.r.data() + 2 * H * H, H);
     }
   }
   // The input side for every time at once: dW = da^T X, dX += da W, the biases' column sums.
