@@ -21,11 +21,7 @@ namespace {
 constexpr const char* kSignatureKey = "pkg.torch.export.ExportedProgram.graph_signature";
 constexpr const char* kFxNodeKey = "pkg.torch.onnx.fx_node";
 
-std::string Trim(std::string s) {
-  const auto b = s.find_first_not_of(" \t\n");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t\n") - b + 1);
-}
+using io::Trim;
 
 /// "weight" of "model.fc.weight".
 std::string LastComponent(const std::string& name) {

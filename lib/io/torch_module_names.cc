@@ -24,13 +24,13 @@ std::vector<std::string> PythonStrings(const std::string& text) {
   return out;
 }
 
-std::string Trim(const std::string& s) {
-  const auto b = s.find_first_not_of(' ');
-  if (b == std::string::npos) return {};
-  return s.substr(b, s.find_last_not_of(' ') - b + 1);
-}
-
 }  // namespace
+
+std::string Trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\n");
+  if (b == std::string::npos) return {};
+  return s.substr(b, s.find_last_not_of(" \t\n") - b + 1);
+}
 
 std::string ModuleFromMetadata(const MetadataEntries& metadata) {
   std::string from_namespace;

@@ -15,6 +15,9 @@ namespace memopt::io {
 /// The innermost module path the metadata names ("" when it names none).
 std::string ModuleFromMetadata(const MetadataEntries& metadata);
 
+/// `s` without leading and trailing spaces, tabs and newlines (the exporters' metadata texts).
+std::string Trim(const std::string& s);
+
 /// "<attribute path> (<Class>)" for a function of PyTorch 2.4's dynamo exporter, e.g.
 /// "model_layers_0_self_attn (LlamaSdpaAttention)"; "" for a name without a class (onnxscript's
 /// torch_lib functions such as "_aten_gelu_approximate_none", which implement one op).
