@@ -11,9 +11,9 @@
 // their last values. `clip` clamps every gate's pre-activation to [-clip, clip].
 //
 // The values are computed in double. The hidden state carried from step to step is rounded to the
-// element type (what Y holds), so that the backward, which reads each step's previous hidden state
-// from Y and recomputes the gates from it, sees exactly the forward's values: the gradient ops keep
-// no more than Y of the forward (memopt's LSTM/GRU/RNN gradients, recurrent_grad_cpu.cc).
+// element type (what Y holds), so that the backward, which runs the forward again from the op's
+// inputs (memopt's LSTM/GRU/RNN gradients, recurrent_grad_cpu.cc: nothing of the forward is kept),
+// recomputes exactly the forward's gates and states.
 #pragma once
 
 #include <string>
