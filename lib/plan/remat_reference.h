@@ -1,0 +1,60 @@
+// An exact reference for the general rematerialization problem (issue "Plans from the whole
+// rematerialization space"), for tests and benchmarks on small graphs: the integer program of
+// Checkmate (Jain et al., MLSys 2020) over memopt's own step order and byte accounting.
+//
+// Stage t runs step t of the scan's execution order and may first run again (recompute) any
+// earlier step that is recomputable, in order. Per stage t:
+//   R[t][i]    step i < t is recomputed in stage t (step t itself always runs);
+//   S[t][v]    value v is resident when stage t starts (kept from an earlier stage);
+//   F[t][v][k] value v is freed right after step k of stage t (k produces or reads v).
+// A step runs only when each value it reads is resident or produced earlier in the same stage; a
+// value stays resident only when it was resident or produced in the stage before; graph outputs are
+// resident at the end. Memory is memopt's (analysis/peak_estimate.h): weights and graph inputs
+// always, then at each step the resident values, the outputs produced so far in the stage
+// (every output of a step, used or not) less the ones freed after earlier steps of the stage, is
+// at most the peak. With recomputation switched off the program's optimum is memopt's
+// unoptimised peak to the byte (tested), which is what makes the reference comparable.
+//
+// O(n^2) binaries for n steps, solved with GLPK from the original schedule (a feasible start):
+// small graphs solve to optimality (the tests' hand-checked cases, ORT's 10- and 19-node graphs in
+// well under a second), but GLPK's branch and bound leaves a 14% gap on a 28-node ConvNet after 20 s
+// and does not solve the relaxation of a 107-node transformer. The result says whether optimality
+// was proved and the gap (1: no bound). Memory rows count bytes exactly up to ~1e9 bytes in all.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "analysis/scan.h"
+#include "ir/graph.h"
+#include "sym/sym_expr.h"
+#include "util/status.h"
+
+namespace memopt {
+
+struct RematReferenceOptions {
+  /// Without a budget: the lowest peak (ties broken by the least recompute cost). With one: the
+  /// least recompute cost (cost model seconds) with the peak at most `budget` bytes.
+  std::optional<int64_t> budget;
+  bool allow_recompute = true;  ///< false: the original schedule, no step run twice
+  double time_limit_seconds = 60;
+};
+
+struct RematReferenceResult {
+  bool feasible = false;  ///< a schedule was found (with a budget: one that meets it)
+  bool optimal = false;   ///< the solver proved it optimal
+  double gap = 0;         ///< relative MIP gap when not proved optimal
+  int64_t peak_bytes = 0;
+  double added_seconds = 0;  ///< cost model seconds of the recomputed steps
+  int recomputations = 0;    ///< steps run again, over all stages
+  /// Per stage (step), the earlier steps it recomputes, in order.
+  std::vector<std::vector<int32_t>> recomputed;
+};
+
+/// Solves the program for the training graph of `scan` at `dims` (unbound dims count 1024, as in
+/// the peak estimate). Steps that never run twice: YieldOp, random ops, and steps with no outputs.
+Expected<RematReferenceResult> SolveRematReference(const Graph& graph, const ScanResult& scan,
+                                                   const DimBindings& dims, const RematReferenceOptions& options);
+
+}  // namespace memopt
