@@ -35,7 +35,9 @@ import onnx.numpy_helper
 import torch
 import transformers as tf
 
-from export_torch_exports import RnnLM, UNet, WithLoss, randomize, save_tensor  # shared with the PyTorch 2.4 fixtures
+# Shared with the PyTorch 2.4 fixtures:
+from export_torch_exports import (RnnLM, UNet, WithLoss, first_line, randomize, root_cause, save_tensor,
+                                  write_failures)
 
 BATCH, SEQ, VOCAB, HIDDEN, IMAGE = 2, 8, 32, 16, 32
 
@@ -206,21 +208,11 @@ def main():
                 export_case(args.out, name, variant, seed=300 + i)
             except Exception as e:  # the exporter's own failure: listed, not fatal
                 shutil.rmtree(os.path.join(args.out, f"{name}_{variant}"), ignore_errors=True)
-                cause = e
-                while cause.__cause__ is not None:
-                    cause = cause.__cause__
-                message = str(cause).strip().splitlines()
-                failures[f"{name}_{variant}"] = type(cause).__name__ + ": " + (message[0] if message else "")
+                failures[f"{name}_{variant}"] = first_line(root_cause(e))
                 print(f"{name}_{variant}: exporter failed: {failures[name + '_' + variant]}", flush=True)
                 if os.environ.get("DEBUG"):
                     traceback.print_exc()
-    path = os.path.join(args.out, "failures.json")
-    old = json.load(open(path)) if only and os.path.exists(path) else {}
-    old = {k: v for k, v in old.items() if k.rsplit("_", 1)[0] not in only}
-    old.update(failures)
-    with open(path, "w") as f:
-        json.dump(dict(sorted(old.items())), f, indent=2)
-        f.write("\n")
+    write_failures(args.out, only, failures)
 
 
 if __name__ == "__main__":

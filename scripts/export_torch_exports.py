@@ -306,6 +306,29 @@ def export_case(out, model_name, exporter, cls, config, seed):
           f"{len(grads)} gradients, {len(missing)} parameters not in the export, {size} bytes")
 
 
+def root_cause(error):
+    """The exception an exporter's wrappers carry (the dynamo exporters wrap the real error)."""
+    while error.__cause__ is not None:
+        error = error.__cause__
+    return error
+
+
+def first_line(error):
+    message = str(error).strip().splitlines()
+    return type(error).__name__ + ": " + (message[0] if message else "")
+
+
+def write_failures(out, only, failures):
+    """OUT/failures.json: `failures` by case, keeping the cases of models outside `only`."""
+    path = os.path.join(out, "failures.json")
+    old = json.load(open(path)) if only and os.path.exists(path) else {}
+    old = {k: v for k, v in old.items() if k.rsplit("_", 1)[0] not in only}
+    old.update(failures)
+    with open(path, "w") as f:
+        json.dump(dict(sorted(old.items())), f, indent=2)
+        f.write("\n")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     here = os.path.dirname(os.path.abspath(__file__))
@@ -325,23 +348,12 @@ def main():
                 export_case(args.out, name, exporter, cls, config, seed=200 + i)
             except Exception as e:  # the exporter's own failure: listed, not fatal
                 shutil.rmtree(os.path.join(args.out, f"{name}_{exporter}"), ignore_errors=True)
-                cause = e
-                while cause.__cause__ is not None:  # the dynamo exporter wraps the real error
-                    cause = cause.__cause__
-                message = str(cause).strip().splitlines()
-                e = cause
-                failures[f"{name}_{exporter}"] = {"error": type(e).__name__ + ": " + (message[0] if message else ""),
+                failures[f"{name}_{exporter}"] = {"error": first_line(root_cause(e)),
                                                   "where": traceback.format_exc().strip().splitlines()[-1]}
                 print(f"{name}_{exporter}: exporter failed: {failures[name + '_' + exporter]['error']}")
     if os.path.exists("report_dynamo_export.sarif"):  # the dynamo exporter's report of its failures
         os.remove("report_dynamo_export.sarif")
-    path = os.path.join(args.out, "failures.json")
-    old = json.load(open(path)) if only and os.path.exists(path) else {}
-    old = {k: v for k, v in old.items() if k.rsplit("_", 1)[0] not in only}
-    old.update(failures)
-    with open(path, "w") as f:
-        json.dump(dict(sorted(old.items())), f, indent=2)
-        f.write("\n")
+    write_failures(args.out, only, failures)
 
 
 if __name__ == "__main__":

@@ -14,9 +14,8 @@ Status RecurrentKernel(KernelContext& ctx) {
   const int64_t H = s.hidden, B = s.batch, T = s.seq;
   const std::vector<double> x = SequenceMajorX(ctx, s);
   const bool lstm = s.cell == Cell::kLstm;
-  Tensor y(dtype, s.batch_first ? std::vector<int64_t>{B, T, s.dirs, H} : std::vector<int64_t>{T, s.dirs, B, H});
-  const std::vector<int64_t> state = s.batch_first ? std::vector<int64_t>{B, s.dirs, H} : std::vector<int64_t>{s.dirs, B, H};
-  Tensor y_h(dtype, state), y_c(dtype, state);
+  Tensor y(dtype, YShape(s));
+  Tensor y_h(dtype, StateShape(s)), y_c(dtype, StateShape(s));
   const RoundFn round = RoundingFor(dtype);
   for (int64_t d = 0; d < s.dirs; ++d) {
     const DirectionInputs in = DirectionOf(ctx, s, d, x.data());
@@ -24,12 +23,12 @@ Status RecurrentKernel(KernelContext& ctx) {
     RunDirection(s, in, d, round, out, nullptr);
     for (int64_t t = 0; t < T; ++t) {
       for (int64_t b = 0; b < B; ++b) {
-        const int64_t dst = (s.batch_first ? (b * T + t) * s.dirs + d : (t * s.dirs + d) * B + b) * H;
+        const int64_t dst = YOffset(s, t, d, b);
         for (int64_t k = 0; k < H; ++k) y.SetFromDouble(dst + k, out.y[(t * B + b) * H + k]);
       }
     }
     for (int64_t b = 0; b < B; ++b) {
-      const int64_t dst = (s.batch_first ? b * s.dirs + d : d * B + b) * H;
+      const int64_t dst = StateOffset(s, d, b);
       for (int64_t k = 0; k < H; ++k) {
         y_h.SetFromDouble(dst + k, out.h_last[b * H + k]);
         if (lstm) y_c.SetFromDouble(dst + k, out.c_last[b * H + k]);

@@ -20,9 +20,8 @@ Status RecurrentGradKernel(KernelContext& ctx) {
   const int first_grad = lstm ? 8 : 6;
   const DataType dtype = ctx.input(0).dtype();
   const int64_t H = s.hidden, B = s.batch, T = s.seq, I = s.input, GH = s.gates * H;
-  const std::vector<int64_t> state = s.batch_first ? std::vector<int64_t>{B, s.dirs, H} : std::vector<int64_t>{s.dirs, B, H};
-  const std::vector<int64_t> y_shape =
-      s.batch_first ? std::vector<int64_t>{B, T, s.dirs, H} : std::vector<int64_t>{T, s.dirs, B, H};
+  const std::vector<int64_t> state = StateShape(s);
+  const std::vector<int64_t> y_shape = YShape(s);
   const char* names[] = {"dY", "dY_h", "dY_c"};
   for (int i = 0; i < (lstm ? 3 : 2); ++i) {
     if (!ctx.has_input(first_grad + i)) continue;
@@ -32,17 +31,6 @@ Status RecurrentGradKernel(KernelContext& ctx) {
                        ShapeToString(want));
     }
   }
-  auto state_of = [&](int input, int64_t d) {
-    std::vector<double> v;
-    if (!ctx.has_input(input)) return v;
-    const Tensor& t = ctx.input(input);
-    v.resize(static_cast<size_t>(B * H));
-    for (int64_t b = 0; b < B; ++b) {
-      const int64_t src = (s.batch_first ? b * s.dirs + d : d * B + b) * H;
-      for (int64_t k = 0; k < H; ++k) v[b * H + k] = t.GetAsDouble(src + k);
-    }
-    return v;
-  };
   const std::vector<double> x = SequenceMajorX(ctx, s);
   std::vector<double> dx(x.size(), 0.0);
   Tensor dw(dtype, {s.dirs, GH, I}), dr(dtype, {s.dirs, GH, H}), db(dtype, {s.dirs, 2 * GH});
@@ -58,13 +46,13 @@ Status RecurrentGradKernel(KernelContext& ctx) {
       const Tensor& g = ctx.input(first_grad);
       for (int64_t t = 0; t < T; ++t) {
         for (int64_t b = 0; b < B; ++b) {
-          const int64_t src = (s.batch_first ? (b * T + t) * s.dirs + d : (t * s.dirs + d) * B + b) * H;
+          const int64_t src = YOffset(s, t, d, b);
           for (int64_t k = 0; k < H; ++k) dy[(t * B + b) * H + k] = g.GetAsDouble(src + k);
         }
       }
     }
     DirectionGrads grads;
-    BackwardDirection(s, in, d, trace, dy, state_of(first_grad + 1, d), lstm ? state_of(first_grad + 2, d) : std::vector<double>(),
+    BackwardDirection(s, in, d, trace, dy, StateOf(ctx, s, first_grad + 1, d), lstm ? StateOf(ctx, s, first_grad + 2, d) : std::vector<double>(),
                       dx, grads);
     for (int64_t i = 0; i < GH * I; ++i) dw.SetFromDouble(d * GH * I + i, grads.w[i]);
     for (int64_t i = 0; i < GH * H; ++i) dr.SetFromDouble(d * GH * H + i, grads.r[i]);
@@ -73,7 +61,7 @@ Status RecurrentGradKernel(KernelContext& ctx) {
       db.SetFromDouble(d * 2 * GH + GH + j, grads.rb[j]);
     }
     for (int64_t b = 0; b < B; ++b) {
-      const int64_t dst = (s.batch_first ? b * s.dirs + d : d * B + b) * H;
+      const int64_t dst = StateOffset(s, d, b);
       for (int64_t k = 0; k < H; ++k) {
         dh0.SetFromDouble(dst + k, grads.h0[b * H + k]);
         if (lstm) dc0.SetFromDouble(dst + k, grads.c0[b * H + k]);
@@ -86,7 +74,7 @@ Status RecurrentGradKernel(KernelContext& ctx) {
   Tensor dxt(dtype, ctx.input(0).shape());
   for (int64_t t = 0; t < T; ++t) {
     for (int64_t b = 0; b < B; ++b) {
-      const int64_t dst = (s.batch_first ? b * T + t : t * B + b) * I;
+      const int64_t dst = XOffset(s, t, b);
       for (int64_t i = 0; i < I; ++i) dxt.SetFromDouble(dst + i, dx[(t * B + b) * I + i]);
     }
   }

@@ -83,11 +83,6 @@ Expected<std::vector<std::vector<Activation>>> DecodeActivations(const KernelCon
   return out;
 }
 
-/// The shape of a state tensor ([dirs, batch, H], or [batch, dirs, H] with layout 1).
-std::vector<int64_t> StateShape(const RecurrentSetup& s) {
-  return s.batch_first ? std::vector<int64_t>{s.batch, s.dirs, s.hidden} : std::vector<int64_t>{s.dirs, s.batch, s.hidden};
-}
-
 double Clipped(const RecurrentSetup& s, double a) { return s.clip > 0.0 ? std::clamp(a, -s.clip, s.clip) : a; }
 
 /// d act(clip(a)) / d a.
@@ -228,12 +223,33 @@ RoundFn RoundingFor(DataType dtype) {
   }
 }
 
+std::vector<int64_t> YShape(const RecurrentSetup& s) {
+  return s.batch_first ? std::vector<int64_t>{s.batch, s.seq, s.dirs, s.hidden}
+                       : std::vector<int64_t>{s.seq, s.dirs, s.batch, s.hidden};
+}
+
+std::vector<int64_t> StateShape(const RecurrentSetup& s) {
+  return s.batch_first ? std::vector<int64_t>{s.batch, s.dirs, s.hidden} : std::vector<int64_t>{s.dirs, s.batch, s.hidden};
+}
+
+std::vector<double> StateOf(const KernelContext& ctx, const RecurrentSetup& s, int input, int64_t d) {
+  std::vector<double> v;
+  if (!ctx.has_input(input)) return v;
+  const Tensor& t = ctx.input(input);
+  v.resize(static_cast<size_t>(s.batch * s.hidden));
+  for (int64_t b = 0; b < s.batch; ++b) {
+    const int64_t src = StateOffset(s, d, b);
+    for (int64_t k = 0; k < s.hidden; ++k) v[b * s.hidden + k] = t.GetAsDouble(src + k);
+  }
+  return v;
+}
+
 std::vector<double> SequenceMajorX(const KernelContext& ctx, const RecurrentSetup& s) {
   const Tensor& x = ctx.input(0);
   std::vector<double> out(static_cast<size_t>(s.seq * s.batch * s.input));
   for (int64_t t = 0; t < s.seq; ++t) {
     for (int64_t b = 0; b < s.batch; ++b) {
-      const int64_t src = (s.batch_first ? b * s.seq + t : t * s.batch + b) * s.input;
+      const int64_t src = XOffset(s, t, b);
       double* dst = out.data() + (t * s.batch + b) * s.input;
       for (int64_t i = 0; i < s.input; ++i) dst[i] = x.GetAsDouble(src + i);
     }
@@ -257,14 +273,9 @@ DirectionInputs DirectionOf(const KernelContext& ctx, const RecurrentSetup& s, i
   in.wb = slice(3, d * 2 * gh, gh);
   in.rb = slice(3, d * 2 * gh + gh, gh);
   if (s.cell == Cell::kLstm) in.p = slice(7, d * 3 * h, 3 * h);
-  auto state = [&](int i) {
-    std::vector<double> v(static_cast<size_t>(s.batch * h), 0.0);
-    if (!ctx.has_input(i)) return v;
-    const Tensor& t = ctx.input(i);
-    for (int64_t b = 0; b < s.batch; ++b) {
-      const int64_t src = (s.batch_first ? b * s.dirs + d : d * s.batch + b) * h;
-      for (int64_t k = 0; k < h; ++k) v[b * h + k] = t.GetAsDouble(src + k);
-    }
+  auto state = [&](int i) {  // an absent initial state is zeros
+    std::vector<double> v = StateOf(ctx, s, i, d);
+    if (v.empty()) v.assign(static_cast<size_t>(s.batch * h), 0.0);
     return v;
   };
   in.h0 = state(5);

@@ -109,6 +109,26 @@ void BackwardDirection(const RecurrentSetup& s, const DirectionInputs& in, int64
 /// ops keep).
 DirectionInputs DirectionOf(const KernelContext& ctx, const RecurrentSetup& s, int64_t d, const double* x);
 
+/// The shapes of Y and of the states (Y_h, initial_h, ...) in the op's layout.
+std::vector<int64_t> YShape(const RecurrentSetup& s);
+std::vector<int64_t> StateShape(const RecurrentSetup& s);
+
+/// Element offsets in the op's layout: Y's H values at (t, d, b), a state's at (d, b), X's input
+/// values at (t, b).
+inline int64_t YOffset(const RecurrentSetup& s, int64_t t, int64_t d, int64_t b) {
+  return (s.batch_first ? (b * s.seq + t) * s.dirs + d : (t * s.dirs + d) * s.batch + b) * s.hidden;
+}
+inline int64_t StateOffset(const RecurrentSetup& s, int64_t d, int64_t b) {
+  return (s.batch_first ? b * s.dirs + d : d * s.batch + b) * s.hidden;
+}
+inline int64_t XOffset(const RecurrentSetup& s, int64_t t, int64_t b) {
+  return (s.batch_first ? b * s.seq + t : t * s.batch + b) * s.input;
+}
+
+/// State input `input` (initial_h, initial_c, dY_h, dY_c) of direction `d` as [batch][H] doubles;
+/// empty when the input is absent.
+std::vector<double> StateOf(const KernelContext& ctx, const RecurrentSetup& s, int input, int64_t d);
+
 /// X as doubles in [seq][batch][input] order (layout 1 transposed).
 std::vector<double> SequenceMajorX(const KernelContext& ctx, const RecurrentSetup& s);
 
