@@ -60,7 +60,7 @@ Status PlanBudget(const ScannedModel& model, const PlanRequest& request, Planned
   auto result = PlanForBudget(setup.evaluator, setup.options);
   if (!result.ok()) return result.status().WithContext(model.name);
   out->planned = std::move(result).value();
-  out->config = ConfigForPlans(scan, out->planned->plans);
+  out->config = ConfigForPlans(setup.evaluator.spec_builder(), out->planned->plans);
   DescribeBudgetPlan(request, setup, *out->planned, budget, &out->report);
   if (!scan.peak.sized) {
     out->planning_warnings.emplace_back(
@@ -77,7 +77,11 @@ Expected<BudgetSetup> PrepareBudgetPlanning(const ScannedModel& model, const Pla
   BudgetSetup setup{std::move(evaluator).value(), {}};
   setup.options.candidates = BudgetCandidates(model.scan, request.level, setup.evaluator.spec_builder());
   setup.options.objective = request.objective;
-  if (request.target_ort) setup.options.groups = WholeClusterGroups(model.scan, setup.options.candidates);
+  if (request.target_ort) {
+    setup.options.groups = WholeClusterGroups(model.scan, setup.options.candidates);
+  } else if (request.splits) {
+    setup.options.candidates = WithSplits(setup.evaluator.spec_builder(), setup.options.candidates);
+  }
   setup.options.integer_program = request.integer_program;
   return setup;
 }
@@ -91,7 +95,10 @@ Expected<std::unique_ptr<PlannedConfig>> PlanConfig(const ScannedModel& model, c
   } else {
     MEMOPT_RETURN_IF_ERROR(PlanBudget(model, request, out.get()));
   }
-  auto selection = SelectPlans(model.scan, out->config);
+  const RewriteSpecBuilder builder(graph, model.scan);
+  SelectionOptions select;
+  select.builder = &builder;
+  auto selection = SelectPlans(model.scan, out->config, select);
   if (!selection.ok()) return selection.status().WithContext("internal config");
   out->selection = std::move(selection).value();
   if (out->planned && out->selection.plans != out->planned->plans) {
@@ -109,12 +116,7 @@ Expected<std::unique_ptr<PlannedConfig>> PlanConfig(const ScannedModel& model, c
 
   PlanReportInput& report = out->report;
   report.command = "plan";
-  for (const ConfigEntry& e : out->config.entries) {
-    report.config.push_back(EntryString(e.cluster_id, e.type, e.count));
-    if (const ConfigSelector* s = out->config.FindSelector(e.cluster_id)) {
-      report.config.push_back(SelectorString(s->cluster_id, s->occurrences));
-    }
-  }
+  report.config = ConfigLines(out->config);
   MEMOPT_RETURN_IF_ERROR(DescribeRewrite(model, out->selection, out->outcome, &report));
   return out;
 }

@@ -256,6 +256,10 @@ Solve SolveActive(const std::vector<Row>& rows, const CloneCosts& clones, const 
   glp_smcp lp_parm;
   glp_init_smcp(&lp_parm);
   lp_parm.msg_lev = GLP_MSG_OFF;
+  // The root relaxation runs to the end (it may take longer than the limit on 100k-node graphs,
+  // and without it there is no plan); the dives below run within the time left (a degenerate
+  // relaxation can otherwise run for minutes: split units of 96 layers near the lowest peak).
+  auto limit_lp = [&] { lp_parm.tm_lim = static_cast<int>(std::max(0.05, time_limit / 4 - elapsed()) * 1000); };
   if (glp_simplex(lp.get(), &lp_parm) != 0 || glp_get_status(lp.get()) != GLP_OPT) return out;  // LP infeasible
   const double lp_bound = glp_get_obj_val(lp.get());
 
@@ -301,8 +305,10 @@ Solve SolveActive(const std::vector<Row>& rows, const CloneCosts& clones, const 
         break;
       }
       glp_set_col_bnds(dive.get(), pick, GLP_FX, 1.0, 1.0);
+      limit_lp();
       if (glp_simplex(dive.get(), &lp_parm) != 0 || glp_get_status(dive.get()) != GLP_OPT) {
         glp_set_col_bnds(dive.get(), pick, GLP_FX, 0.0, 0.0);
+        limit_lp();
         if (glp_simplex(dive.get(), &lp_parm) != 0 || glp_get_status(dive.get()) != GLP_OPT) break;
       }
     }
@@ -482,6 +488,7 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
     std::vector<int32_t> cloners(evaluator.num_nodes(), 0);  // ungrouped units cloning each node
     for (size_t u = 0; u < num_units; ++u) {
       cloned[u] = evaluator.ClonedNodes(program.plans[u]);
+      clones.unit_cost[u] += evaluator.CopyCostOf(program.plans[u], options.objective);  // never shared
       if (program.group[u] >= 0) continue;
       for (NodeId node : cloned[u]) ++cloners[static_cast<size_t>(node)];
     }

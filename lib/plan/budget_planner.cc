@@ -221,7 +221,22 @@ std::vector<size_t> BudgetCandidates(const ScanResult& scan, int level, const Re
   return out;
 }
 
-Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const BudgetPlanOptions& options) {
+std::vector<size_t> WithSplits(const RewriteSpecBuilder& builder, const std::vector<size_t>& candidates) {
+  std::vector<size_t> out = candidates;
+  for (size_t p : candidates) {
+    if (builder.IsSplit(p)) continue;
+    for (size_t j = 1; j < builder.Readers(p).size(); ++j) {
+      out.push_back(static_cast<size_t>(builder.SplitIndex(p, static_cast<int32_t>(j))));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+namespace {
+
+Expected<BudgetPlanResult> PlanOnce(const PlanEvaluator& evaluator, const BudgetPlanOptions& options) {
   Search search(evaluator, options);
   BudgetPlanResult result;
   // With the curves when the integer program will use them (its step model starts from both).
@@ -324,6 +339,8 @@ Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const B
   return result;
 }
 
+}  // namespace
+
 std::string_view PlanMethodName(PlanMethod method) {
   switch (method) {
     case PlanMethod::kNone:
@@ -334,6 +351,39 @@ std::string_view PlanMethodName(PlanMethod method) {
       return "greedy search";
   }
   return "";
+}
+
+Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const BudgetPlanOptions& options) {
+  const RewriteSpecBuilder& builder = evaluator.spec_builder();
+  std::vector<size_t> plain;
+  for (size_t c : options.candidates) {
+    if (!builder.IsSplit(c)) plain.push_back(c);
+  }
+  if (!options.groups.empty() || plain.size() == options.candidates.size()) return PlanOnce(evaluator, options);
+  // With splits the program's units interact more (a plan's splits share its keys), and its
+  // interaction groups grow past what it models exactly: the plan without splits is planned too,
+  // and the better of the two is kept, so splits never make a plan worse than ORT's model gives.
+  BudgetPlanOptions without = options;
+  without.candidates = std::move(plain);
+  MEMOPT_ASSIGN_OR_RETURN(BudgetPlanResult a, PlanOnce(evaluator, without));
+  MEMOPT_ASSIGN_OR_RETURN(BudgetPlanResult b, PlanOnce(evaluator, options));
+  const int evaluations = a.evaluations + b.evaluations;
+  auto cost = [&](const BudgetPlanResult& r) {
+    return options.objective == PlanObjective::kTime ? r.evaluation.added_seconds
+                                                     : static_cast<double>(r.evaluation.added_flops);
+  };
+  bool take_a;
+  if (a.met != b.met) {
+    take_a = a.met;
+  } else if (a.met) {
+    take_a = cost(a) <= cost(b);
+  } else {
+    take_a = a.evaluation.peak_bytes <= b.evaluation.peak_bytes;
+  }
+  BudgetPlanResult out = take_a ? std::move(a) : std::move(b);
+  out.all_candidates = take_a ? b.all_candidates : out.all_candidates;  // every candidate, splits included
+  out.evaluations = evaluations;
+  return out;
 }
 
 PlanQuality QualityOf(const BudgetPlanResult& result) {

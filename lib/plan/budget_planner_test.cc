@@ -286,7 +286,7 @@ void CheckWholeClusterPlans(const testing::Scanned& s, int level) {
       CHECK(r->evaluation.peak_bytes <= budget);
       CHECK(cost <= optimum * 1.01 + 1e-12);
       // The written config names whole clusters only: no per-occurrence selector.
-      const MemoryOptConfig config = ConfigForPlans(s.scan, r->plans);
+      const MemoryOptConfig config = ConfigForPlans(RewriteSpecBuilder(s.model.graph, s.scan), r->plans);
       CHECK(config.selectors.empty());
       Expected<Selection> selected = SelectPlans(s.scan, config);
       REQUIRE(selected.ok());

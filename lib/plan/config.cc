@@ -104,6 +104,7 @@ class Parser {
                                "ignores it)",
                                id));
     }
+    if (list.find('/') != std::string_view::npos) return ParseSplit(plan, element, id, list);
     std::set<int> occurrences;
     for (std::string_view item : Split(list, '.', /*drop_empty=*/false)) {
       size_t dash = item.find('-');
@@ -129,6 +130,40 @@ class Parser {
       return Status::Ok();
     }
     config_.selectors.push_back(std::move(selector));
+    return Status::Ok();
+  }
+
+  /// "<id>@<occurrence>/<reader>.<reader>...": type and count were checked by the caller.
+  Status ParseSplit(std::string_view plan, int element, std::string_view id, std::string_view list) {
+    const size_t slash = list.find('/');
+    ConfigSplit split{std::string(id), 0, {}, std::string(plan), element};
+    if (!ParseWholeInt(list.substr(0, slash), &split.occurrence) || split.occurrence < 0) {
+      return Error(element, plan,
+                   fmt::format("bad occurrence '{}' in the split: write one 0-based occurrence before '/', e.g. "
+                               "\"{}@0/2:0:0\"",
+                               list.substr(0, slash), id));
+    }
+    std::set<int> readers;
+    for (std::string_view item : Split(list.substr(slash + 1), '.', /*drop_empty=*/false)) {
+      int reader = 0;
+      if (!ParseWholeInt(item, &reader) || reader < 1) {
+        return Error(element, plan,
+                     fmt::format("bad reader '{}' in the split: list the backward readers (numbered from 0 in "
+                                 "execution order) that start a new clone group, each >= 1, separated by '.', e.g. "
+                                 "\"{}@{}/2.5:0:0\"",
+                                 item, id, split.occurrence));
+      }
+      readers.insert(reader);
+    }
+    split.readers.assign(readers.begin(), readers.end());
+    for (ConfigSplit& old : config_.splits) {
+      if (old.cluster_id != split.cluster_id || old.occurrence != split.occurrence) continue;
+      config_.warnings.push_back(fmt::format("{}: element {} \"{}\" replaces the split of element {} \"{}\"", source_,
+                                             element, plan, old.element, old.text));
+      old = std::move(split);
+      return Status::Ok();
+    }
+    config_.splits.push_back(std::move(split));
     return Status::Ok();
   }
 
@@ -213,17 +248,40 @@ std::string SelectorString(const std::string& cluster_id, const std::vector<int>
   return fmt::format("{}@{}:0:0", cluster_id, list);
 }
 
-std::string WriteMemoryOptConfig(const MemoryOptConfig& config) {
+std::string SplitString(const std::string& cluster_id, int occurrence, const std::vector<int>& readers) {
+  std::string list;
+  for (int r : readers) list += (list.empty() ? "" : ".") + std::to_string(r);
+  return fmt::format("{}@{}/{}:0:0", cluster_id, occurrence, list);
+}
+
+std::vector<std::string> ConfigLines(const MemoryOptConfig& config) {
   std::vector<std::string> lines;
+  auto splits_of = [&](const std::string& id) {
+    std::vector<const ConfigSplit*> out;
+    for (const ConfigSplit& s : config.splits) {
+      if (s.cluster_id == id) out.push_back(&s);
+    }
+    std::sort(out.begin(), out.end(), [](const ConfigSplit* a, const ConfigSplit* b) { return a->occurrence < b->occurrence; });
+    for (const ConfigSplit* s : out) lines.push_back(SplitString(s->cluster_id, s->occurrence, s->readers));
+  };
   for (const ConfigEntry& e : config.entries) {
     lines.push_back(EntryString(e.cluster_id, e.type, e.count));
     if (const ConfigSelector* s = config.FindSelector(e.cluster_id)) {
       lines.push_back(SelectorString(s->cluster_id, s->occurrences));
     }
+    splits_of(e.cluster_id);
   }
   for (const ConfigSelector& s : config.selectors) {
     if (config.FindEntry(s.cluster_id) == nullptr) lines.push_back(SelectorString(s.cluster_id, s.occurrences));
   }
+  for (const ConfigSplit& s : config.splits) {
+    if (config.FindEntry(s.cluster_id) == nullptr) lines.push_back(SplitString(s.cluster_id, s.occurrence, s.readers));
+  }
+  return lines;
+}
+
+std::string WriteMemoryOptConfig(const MemoryOptConfig& config) {
+  const std::vector<std::string> lines = ConfigLines(config);
   if (lines.empty()) return "[]\n";
   std::string out = "[\n";
   for (size_t i = 0; i < lines.size(); ++i) {

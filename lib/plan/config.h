@@ -17,6 +17,9 @@
 //   <occurrences> is a '.'-separated list of indices and inclusive ranges ("0.2-4"). ORT reads a
 //   selector as a type-0 plan of an unknown cluster id and ignores it, so it applies every
 //   occurrence of that cluster (the regular entry is written with count -1).
+// * Split "<ClusterId>@<occurrence>/<r1>.<r2>:0:0": memopt recomputes that (applied) occurrence in
+//   several clone groups, a new one starting at each listed backward reader of its entry (numbered
+//   from 0 in execution order). ORT ignores it as it ignores a selector.
 #pragma once
 
 #include <cstdint>
@@ -54,9 +57,20 @@ struct ConfigSelector {
   int element = 0;
 };
 
+/// A memopt split "ClusterId@occurrence/r1.r2:0:0": that occurrence is recomputed in several clone
+/// groups, a new one starting at each listed backward reader (docs/config_format.md).
+struct ConfigSplit {
+  std::string cluster_id;
+  int occurrence = 0;        ///< 0-based, execution order
+  std::vector<int> readers;  ///< sorted, unique, >= 1: readers numbered from 0 in execution order
+  std::string text;
+  int element = 0;
+};
+
 struct MemoryOptConfig {
   std::vector<ConfigEntry> entries;      ///< one per cluster id (last one wins), in first-seen order
   std::vector<ConfigSelector> selectors; ///< one per cluster id (last one wins)
+  std::vector<ConfigSplit> splits;       ///< one per (cluster id, occurrence) (last one wins)
   std::vector<std::string> warnings;     ///< duplicates and other non-fatal remarks
 
   const ConfigEntry* FindEntry(std::string_view cluster_id) const;
@@ -77,7 +91,14 @@ std::string EntryString(const std::string& cluster_id, int type, int64_t count);
 /// "Gelu+@0.2-4:0:0" for occurrences {0, 2, 3, 4}.
 std::string SelectorString(const std::string& cluster_id, const std::vector<int>& occurrences);
 
-/// The JSON file: one string per line, entries in order, each selector right after its entry.
+/// "Conv+@0/2.5:0:0".
+std::string SplitString(const std::string& cluster_id, int occurrence, const std::vector<int>& readers);
+
+/// The config's strings: entries in order, each followed by its selector and its splits (by
+/// occurrence).
+std::vector<std::string> ConfigLines(const MemoryOptConfig& config);
+
+/// The JSON file: one string per line, ConfigLines.
 std::string WriteMemoryOptConfig(const MemoryOptConfig& config);
 
 }  // namespace memopt

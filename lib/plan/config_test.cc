@@ -130,3 +130,31 @@ TEST_CASE("config: legacy inline string and count semantics names", "[plan][conf
 }
 
 }  // namespace memopt
+
+namespace memopt {
+
+TEST_CASE("config: splits name an occurrence and the readers that start groups", "[plan][config][split]") {
+  MemoryOptConfig c = Parse(R"(["Conv+:1:-1", "Conv+@2/5.3.5:0:0", "Conv+@0/1:0:0"])");
+  REQUIRE(c.splits.size() == 2);
+  CHECK(c.splits[0].cluster_id == "Conv+");
+  CHECK(c.splits[0].occurrence == 2);
+  CHECK(c.splits[0].readers == std::vector<int>{3, 5});
+  CHECK(c.splits[0].element == 1);
+  CHECK(c.selectors.empty());
+  // Written after the entry, by occurrence; parsed back the same.
+  const std::string text = WriteMemoryOptConfig(c);
+  CHECK(text == "[\n  \"Conv+:1:-1\",\n  \"Conv+@0/1:0:0\",\n  \"Conv+@2/3.5:0:0\"\n]\n");
+  CHECK(WriteMemoryOptConfig(Parse(text)) == text);
+  CHECK(SplitString("Add+", 1, {2, 4}) == "Add+@1/2.4:0:0");
+  // The same occurrence again: the later one wins, with a warning.
+  MemoryOptConfig twice = Parse(R"(["Conv+:1:-1", "Conv+@0/1:0:0", "Conv+@0/2:0:0"])");
+  REQUIRE(twice.splits.size() == 1);
+  CHECK(twice.splits[0].readers == std::vector<int>{2});
+  CHECK(twice.warnings.size() == 1);
+  CHECK(ParseError(R"(["Conv+@x/1:0:0"])").find("bad occurrence 'x' in the split") != std::string::npos);
+  CHECK(ParseError(R"(["Conv+@0/0:0:0"])").find("bad reader '0' in the split") != std::string::npos);
+  CHECK(ParseError(R"(["Conv+@0/:0:0"])").find("bad reader '' in the split") != std::string::npos);
+  CHECK(ParseError(R"(["Conv+@0/1:1:-1"])").find("a selector must be written") != std::string::npos);
+}
+
+}  // namespace memopt

@@ -40,22 +40,32 @@ Expected<PlanEvaluator> PlanEvaluator::Create(const Graph& graph, const ScanResu
 
 std::vector<NodeId> PlanEvaluator::ClonedNodes(const std::vector<size_t>& plans) const {
   std::vector<NodeId> nodes;
-  for (size_t p : plans) nodes.insert(nodes.end(), scan_.plans[p].subgraph.begin(), scan_.plans[p].subgraph.end());
+  for (size_t p : plans) {
+    const std::vector<NodeId>& subgraph = scan_.plans[builder_.BasePlan(p)].subgraph;
+    nodes.insert(nodes.end(), subgraph.begin(), subgraph.end());
+  }
   std::sort(nodes.begin(), nodes.end());
   nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
   return nodes;
 }
 
-double PlanEvaluator::CostOf(const std::vector<size_t>& plans, PlanObjective objective) const {
-  std::vector<char> seen(graph_.nodes.size(), 0);
-  double total = 0;
+double PlanEvaluator::CopyCostOf(const std::vector<size_t>& plans, PlanObjective objective) const {
+  std::vector<size_t> splits;
   for (size_t p : plans) {
-    for (NodeId n : scan_.plans[p].subgraph) {
-      if (seen[n]) continue;
-      seen[n] = 1;
-      total += objective == PlanObjective::kTime ? node_cost_[n].seconds : static_cast<double>(node_cost_[n].flops);
-    }
+    if (builder_.IsSplit(p)) splits.push_back(p);
   }
+  std::sort(splits.begin(), splits.end());
+  splits.erase(std::unique(splits.begin(), splits.end()), splits.end());
+  double total = 0;
+  for (size_t s : splits) {
+    for (NodeId n : scan_.plans[builder_.BasePlan(s)].subgraph) total += NodeCostOf(n, objective);
+  }
+  return total;
+}
+
+double PlanEvaluator::CostOf(const std::vector<size_t>& plans, PlanObjective objective) const {
+  double total = CopyCostOf(plans, objective);
+  for (NodeId n : ClonedNodes(plans)) total += NodeCostOf(n, objective);
   return total;
 }
 

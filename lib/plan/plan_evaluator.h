@@ -42,7 +42,7 @@ class PlanEvaluator {
   static Expected<PlanEvaluator> Create(const Graph& graph, const ScanResult& scan, const DimBindings& dims,
                                         const CostModel& cost_model = {});
 
-  /// Evaluates `plans` (indices into ScanResult::plans). `excess_threshold` > 0 fills `excess`.
+  /// Evaluates `plans` (plan indices of spec_builder(): the scan's plans and splits). `excess_threshold` > 0 fills `excess`.
   Expected<PlanEvaluation> Evaluate(const std::vector<size_t>& plans, bool want_curve = false,
                                     int64_t excess_threshold = 0) const;
 
@@ -50,8 +50,12 @@ class PlanEvaluator {
   /// Recompute cost of the clones of `plans` (shared clones counted once): estimated seconds, or
   /// FLOPs with PlanObjective::kFlops.
   double CostOf(const std::vector<size_t>& plans, PlanObjective objective = PlanObjective::kTime) const;
-  /// The original nodes `plans` clone (each once, ascending), and one node's cost.
+  /// The original nodes `plans` clone in their first groups (each once, ascending: plans share
+  /// them), and one node's cost.
   std::vector<NodeId> ClonedNodes(const std::vector<size_t>& plans) const;
+  /// Cost of the further copies the splits among `plans` add (each split once: its plan's
+  /// subgraph again; copies are never shared).
+  double CopyCostOf(const std::vector<size_t>& plans, PlanObjective objective) const;
   double NodeCostOf(NodeId node, PlanObjective objective) const {
     return objective == PlanObjective::kTime ? node_cost_[node].seconds : static_cast<double>(node_cost_[node].flops);
   }

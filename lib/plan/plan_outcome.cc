@@ -65,8 +65,9 @@ Expected<std::vector<PeakRaiser>> FindPeakRaisers(const Graph& graph, const Scan
   if (!scan.peak.sized) return out;
   std::vector<std::string> entries;
   std::map<std::string, std::vector<size_t>> by_entry;
+  const RewriteSpecBuilder builder(graph, scan);
   for (size_t p : plans) {
-    const std::string entry = PlanConfig(scan.plans[p]);
+    const std::string entry = PlanConfig(scan.plans[builder.BasePlan(p)]);
     if (!by_entry.count(entry)) entries.push_back(entry);
     by_entry[entry].push_back(p);
   }

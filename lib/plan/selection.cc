@@ -95,6 +95,43 @@ Expected<Selection> SelectPlans(const ScanResult& scan, const MemoryOptConfig& c
     }
     sel.matches.push_back(std::move(match));
   }
+  for (const ConfigSplit& split : config.splits) {
+    const ConfigEntry* entry = config.FindEntry(split.cluster_id);
+    if (entry == nullptr || entry->type == 0) {
+      return InvalidInput(fmt::format("element {} \"{}\": a split needs an entry \"{}:<type>:<count>\" (type 1 or 2) "
+                                      "for the same cluster id",
+                                      split.element, split.text, split.cluster_id));
+    }
+    std::vector<size_t> occ = Occurrences(scan, split.cluster_id, entry->type);
+    if (occ.empty()) continue;  // an unknown id: reported (or ignored under --lenient) above
+    if (split.occurrence >= static_cast<int>(occ.size())) {
+      return InvalidInput(fmt::format(
+          "element {} \"{}\": occurrence {} does not exist: the graph has {} occurrence{} of \"{}:{}\" (0..{})",
+          split.element, split.text, split.occurrence, occ.size(), occ.size() == 1 ? "" : "s", split.cluster_id,
+          entry->type, occ.size() - 1));
+    }
+    const size_t plan = occ[static_cast<size_t>(split.occurrence)];
+    if (!chosen.count(plan)) {
+      return InvalidInput(fmt::format("element {} \"{}\": occurrence {} of \"{}:{}\" is not applied by the config; a "
+                                      "split needs its occurrence selected",
+                                      split.element, split.text, split.occurrence, split.cluster_id, entry->type));
+    }
+    if (options.builder == nullptr) {
+      return InvalidInput(fmt::format("element {} \"{}\": splits are not supported here", split.element, split.text));
+    }
+    const size_t readers = options.builder->Readers(plan).size();
+    for (int r : split.readers) {
+      const int64_t index = options.builder->SplitIndex(plan, r);
+      if (index < 0) {
+        return InvalidInput(fmt::format("element {} \"{}\": reader {} does not exist: occurrence {} of \"{}\" has {} "
+                                        "backward reader{} (0..{}), and a split starts a group at 1..{}",
+                                        split.element, split.text, r, split.occurrence, split.cluster_id, readers,
+                                        readers == 1 ? "" : "s", readers == 0 ? 0 : readers - 1,
+                                        readers == 0 ? 0 : readers - 1));
+      }
+      chosen.insert(static_cast<size_t>(index));
+    }
+  }
   for (const ConfigSelector& selector : config.selectors) {
     const ConfigEntry* entry = config.FindEntry(selector.cluster_id);
     if (entry == nullptr) {
@@ -130,9 +167,15 @@ MemoryOptConfig LevelConfig(const ScanResult& scan, std::vector<std::string>* wa
   return config;
 }
 
-MemoryOptConfig ConfigForPlans(const ScanResult& scan, const std::vector<size_t>& plans) {
+MemoryOptConfig ConfigForPlans(const RewriteSpecBuilder& builder, const std::vector<size_t>& plans) {
+  const ScanResult& scan = builder.scan();
   // (cluster, type) of each selected plan, ordered by the first selected occurrence.
-  std::set<size_t> selected(plans.begin(), plans.end());
+  std::set<size_t> selected;
+  std::map<size_t, std::vector<int>> readers_of;  // scan plan -> the readers its splits start at
+  for (size_t p : plans) {
+    selected.insert(builder.BasePlan(p));
+    if (builder.IsSplit(p)) readers_of[builder.BasePlan(p)].push_back(builder.SplitReader(p));
+  }
   MemoryOptConfig config;
   for (size_t i = scan.plans.size(); i-- > 0;) {  // execution order
     if (!selected.count(i)) continue;
@@ -146,6 +189,15 @@ MemoryOptConfig ConfigForPlans(const ScanResult& scan, const std::vector<size_t>
     config.entries.push_back({p.cluster_id, p.type(), -1, EntryString(p.cluster_id, p.type(), -1), 0});
     if (picked.size() < occ.size()) {
       config.selectors.push_back({p.cluster_id, picked, SelectorString(p.cluster_id, picked), 0});
+    }
+    for (size_t k = 0; k < occ.size(); ++k) {
+      auto it = readers_of.find(occ[k]);
+      if (it == readers_of.end()) continue;
+      std::vector<int> readers = it->second;
+      std::sort(readers.begin(), readers.end());
+      readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
+      const int occurrence = static_cast<int>(k);
+      config.splits.push_back({p.cluster_id, occurrence, readers, SplitString(p.cluster_id, occurrence, readers), 0});
     }
   }
   return config;

@@ -9,6 +9,7 @@
 
 #include "analysis/scan.h"
 #include "plan/config.h"
+#include "rewrite/rewrite_spec.h"
 #include "util/status.h"
 
 namespace memopt {
@@ -20,6 +21,8 @@ struct SelectionOptions {
   bool lenient = false;
   /// Appended to the message of an unknown cluster id (e.g. which op table the caller used).
   std::string unknown_id_hint;
+  /// The plan indices of splits (RewriteSpecBuilder::SplitIndex); a config with splits needs it.
+  const RewriteSpecBuilder* builder = nullptr;
 };
 
 /// What one config entry matched.
@@ -31,7 +34,8 @@ struct EntryMatch {
 
 struct Selection {
   /// Selected plans: indices into ScanResult::plans, ascending (= reverse execution order of the
-  /// entry nodes, the order the rewrite applies them in).
+  /// entry nodes, the order the rewrite applies them in), then the splits' plan indices
+  /// (RewriteSpecBuilder), ascending.
   std::vector<size_t> plans;
   std::vector<EntryMatch> matches;     ///< one per config entry of type 1 or 2
   std::vector<std::string> warnings;   ///< the config's warnings plus lenient-mode ones
@@ -55,10 +59,11 @@ Expected<Selection> SelectPlans(const ScanResult& scan, const MemoryOptConfig& c
 /// warning says so.
 MemoryOptConfig LevelConfig(const ScanResult& scan, std::vector<std::string>* warnings = nullptr);
 
-/// The config that selects exactly `plans` (indices into ScanResult::plans): "<cluster>:<type>:-1"
-/// for every cluster with a selected plan, plus a selector when only some of its occurrences are
-/// selected. Entries follow the first selected occurrence in execution order. Two types of one
-/// cluster id cannot both be selected (the caller avoids it); the second one is dropped.
-MemoryOptConfig ConfigForPlans(const ScanResult& scan, const std::vector<size_t>& plans);
+/// The config that selects exactly `plans` (plan indices of `builder`: scan plans and splits):
+/// "<cluster>:<type>:-1" for every cluster with a selected plan, plus a selector when only some of
+/// its occurrences are selected, plus a split per occurrence recomputed in several groups. Entries
+/// follow the first selected occurrence in execution order. Two types of one cluster id cannot
+/// both be selected (the caller avoids it); the second one is dropped.
+MemoryOptConfig ConfigForPlans(const RewriteSpecBuilder& builder, const std::vector<size_t>& plans);
 
 }  // namespace memopt

@@ -25,6 +25,21 @@ int CheckEffects(const testing::Scanned& s, int* units) {
   }
   for (const std::vector<size_t>& g : WholeClusterGroups(s.scan, supported)) all_units.push_back(g);
   if (!supported.empty()) all_units.push_back(supported);  // everything at once: interacting plans, shared clones
+  // Split plans: each split alone, every split of a plan, and everything with every split.
+  const RewriteSpecBuilder& builder = ev->spec_builder();
+  const std::vector<size_t> with_splits = WithSplits(builder, supported);
+  for (size_t p : with_splits) {
+    if (!builder.IsSplit(p)) continue;
+    all_units.push_back({p});
+    if (builder.SplitReader(p) == 1 && builder.Readers(builder.BasePlan(p)).size() > 2) {
+      std::vector<size_t> every;
+      for (size_t j = 1; j < builder.Readers(builder.BasePlan(p)).size(); ++j) {
+        every.push_back(static_cast<size_t>(builder.SplitIndex(builder.BasePlan(p), static_cast<int32_t>(j))));
+      }
+      all_units.push_back(every);
+    }
+  }
+  if (with_splits.size() > supported.size()) all_units.push_back(with_splits);
   int simulated = 0;
   for (const std::vector<size_t>& unit : all_units) {
     bool full = false;
@@ -32,7 +47,8 @@ int CheckEffects(const testing::Scanned& s, int* units) {
     Expected<std::vector<StepRun>> exact = fx->SimulatedEffectOf(unit);
     REQUIRE(local.ok());
     REQUIRE(exact.ok());
-    INFO("unit of " << unit.size() << " plans, first " << s.scan.plans[unit.front()].cluster_id);
+    INFO("unit of " << unit.size() << " plans, first " << s.scan.plans[builder.BasePlan(unit.front())].cluster_id
+                     << (builder.IsSplit(unit.front()) ? " (split)" : ""));
     CHECK(*local == *exact);
     simulated += full;
   }

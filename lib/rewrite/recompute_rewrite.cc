@@ -9,9 +9,7 @@
 namespace memopt {
 namespace {
 
-constexpr const char* kSuffix = "_recompute";
-
-/// Node names of the clones (RewriteSpec::clones order): "<node>_recompute", as ORT names them,
+/// Node names of the clones (RewriteSpec::clones order): "<node>_recompute" (RecomputeName), as ORT names them,
 /// except that every name is unique in the written graph. ORT names the clone of an unnamed node
 /// "_recompute" (several clones then share it and ORT itself refuses the model); memopt uses the
 /// node's first output name instead, and appends "_1", "_2", ... where a name is taken.
@@ -34,8 +32,9 @@ std::vector<std::string> CloneNodeNames(const Graph& graph, const RewriteSpec& s
       }
     }
     if (base.empty()) base = src.op_type;
-    std::string name = base + kSuffix;
-    for (int i = 1; taken.count(name) != 0; ++i) name = base + kSuffix + "_" + std::to_string(i);
+    const std::string first = RecomputeName(base, clone.copy);
+    std::string name = first;
+    for (int i = 1; taken.count(name) != 0; ++i) name = first + "_" + std::to_string(i);
     taken.insert(name);
     names.push_back(std::move(name));
   }
@@ -83,9 +82,16 @@ RewrittenGraph MaterializeRewrite(const Graph& graph, const ScanResult& scan, co
   if (full) {
     g.values = graph.values;
     g.values.reserve(spec.num_values());
-    for (ValueId src : spec.clone_values) {
+    std::vector<int32_t> copy(spec.clone_values.size(), 0);  // per clone value: its clone's copy
+    for (const CloneSpec& clone : spec.clones) {
+      for (ValueId o : clone.outputs) {
+        if (o != kNone) copy[o - spec.num_original_values] = clone.copy;
+      }
+    }
+    for (size_t c = 0; c < spec.clone_values.size(); ++c) {
+      const ValueId src = spec.clone_values[c];
       Value v;
-      v.name = graph.values[src].name + kSuffix;
+      v.name = RecomputeName(graph.values[src].name, copy[c]);
       v.info = graph.values[src].info;
       v.known_values = graph.values[src].known_values;
       g.values.push_back(std::move(v));

@@ -1,6 +1,8 @@
 #include "rewrite/rewrite_spec.h"
 
 #include <algorithm>
+#include <limits>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -80,95 +82,181 @@ RewriteSpecBuilder::RewriteSpecBuilder(const Graph& graph, const ScanResult& sca
       if (!plan_error_[p].empty()) break;
     }
   }
+  readers_.resize(scan.plans.size());
+  split_begin_.resize(scan.plans.size());
+  for (size_t p = 0; p < scan.plans.size(); ++p) {
+    std::vector<NodeId>& readers = readers_[p];
+    for (ValueId o : graph.nodes[scan.plans[p].entry].outputs) {
+      if (o == kNone) continue;
+      for (const auto& [consumer, slot] : graph.values[o].consumers) {
+        if (backward_[consumer]) readers.push_back(consumer);
+      }
+    }
+    std::sort(readers.begin(), readers.end(), [&](NodeId a, NodeId b) {
+      return scan.order.position[a] != scan.order.position[b] ? scan.order.position[a] < scan.order.position[b] : a < b;
+    });
+    readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
+    split_begin_[p] = split_plan_.size();
+    for (size_t j = 1; j < readers.size(); ++j) split_plan_.push_back(p);
+  }
+}
+
+int64_t RewriteSpecBuilder::SplitIndex(size_t plan, int32_t reader) const {
+  if (plan >= scan_.plans.size() || reader < 1 || static_cast<size_t>(reader) >= readers_[plan].size()) return -1;
+  return static_cast<int64_t>(scan_.plans.size() + split_begin_[plan] + static_cast<size_t>(reader) - 1);
+}
+
+std::string RecomputeName(const std::string& name, int32_t copy) {
+  return copy == 0 ? name + kSuffix : name + kSuffix + "_" + std::to_string(copy + 1);
 }
 
 Expected<RewriteSpec> RewriteSpecBuilder::Build(const std::vector<size_t>& plans) const {
-  std::vector<size_t> order = plans;
+  // Scan plans and, per plan, the readers its splits start groups at.
+  std::vector<size_t> order;
+  order.reserve(plans.size());
+  std::unordered_map<size_t, std::vector<int32_t>> starts_of;
+  for (size_t p : plans) {
+    if (p >= num_indices()) return InternalError(fmt::format("plan index {} out of range", p));
+    order.push_back(BasePlan(p));
+    if (IsSplit(p)) starts_of[BasePlan(p)].push_back(SplitReader(p));
+  }
   std::sort(order.begin(), order.end());
   order.erase(std::unique(order.begin(), order.end()), order.end());
   // One plan per node: a node with a type-1 and a type-2 plan gets the first one selected (its
   // plans are adjacent, type 1 first), as ORT finalizes the first matching plan of a node.
   std::unordered_set<NodeId> entries;
-  order.erase(std::remove_if(order.begin(), order.end(),
-                             [&](size_t p) { return p < scan_.plans.size() && !entries.insert(scan_.plans[p].entry).second; }),
+  order.erase(std::remove_if(order.begin(), order.end(), [&](size_t p) { return !entries.insert(scan_.plans[p].entry).second; }),
               order.end());
 
   // Maps keyed by the values and nodes the plans touch: a spec costs the size of its plans, not of
   // the graph (the budget planner builds one per candidate).
   const size_t num_values = graph_.values.size();
+  const std::vector<int32_t>& position = scan_.order.position;
   RewriteSpec spec;
   spec.num_original_values = num_values;
-  std::unordered_map<NodeId, int32_t> clone_of_node;
-  std::unordered_map<ValueId, ValueId> recompute_of;
+  std::unordered_map<NodeId, int32_t> clone_of_node;  // ORT's clone (copy 0)
+  std::unordered_map<NodeId, int32_t> copies;         // further copies made of each node so far
+  std::unordered_map<ValueId, ValueId> recompute_of;  // original value -> ORT's clone of it
   auto recompute = [&recompute_of](ValueId v) {
     auto it = recompute_of.find(v);
     return it == recompute_of.end() ? kNone : it->second;
   };
+  // Per clone: the base position of its group's first reader (where it runs, at the latest).
+  std::vector<int32_t> anchor;
   // Clones that read an original value (clone index, input slot), to rewire when its producer's
   // plan is applied later.
   std::unordered_map<ValueId, std::vector<std::pair<int32_t, int32_t>>> clone_readers;
 
+  // Clones `node` reading `input(slot, x)` for each input; returns the clone index.
+  auto add_clone = [&](NodeId n, int32_t copy, int32_t at, auto&& input) -> Expected<int32_t> {
+    const Node& node = graph_.nodes[n];
+    const int32_t k = static_cast<int32_t>(spec.clones.size());
+    CloneSpec clone;
+    clone.original = n;
+    clone.copy = copy;
+    clone.inputs.reserve(node.inputs.size());
+    for (size_t slot = 0; slot < node.inputs.size(); ++slot) {
+      const ValueId x = node.inputs[slot];
+      const ValueId in = x == kNone ? kNone : input(x);
+      clone.inputs.push_back(in);
+      if (in == x && x != kNone) clone_readers[x].emplace_back(k, static_cast<int32_t>(slot));
+    }
+    clone.outputs.reserve(node.outputs.size());
+    for (ValueId o : node.outputs) {
+      if (o == kNone) {
+        clone.outputs.push_back(kNone);
+        continue;
+      }
+      if (copy > 0 && graph_.FindValue(RecomputeName(graph_.values[o].name, copy)) != kNone) {
+        return Unsupported(fmt::format("the graph already has a tensor named '{}' (was it rewritten before?); node {} "
+                                       "cannot be copied under that name",
+                                       RecomputeName(graph_.values[o].name, copy), node.Describe()));
+      }
+      clone.outputs.push_back(static_cast<ValueId>(num_values + spec.clone_values.size()));
+      spec.clone_values.push_back(o);
+    }
+    spec.clones.push_back(std::move(clone));
+    anchor.push_back(at);
+    return k;
+  };
+
   for (size_t p : order) {
-    if (p >= scan_.plans.size()) return InternalError(fmt::format("plan index {} out of range", p));
     const RecomputePlan& plan = scan_.plans[p];
     if (!plan_error_[p].empty()) {
       return Unsupported(fmt::format("plan \"{}:{}\" of node {}: {}", plan.cluster_id, plan.type(),
                                      graph_.nodes[plan.entry].Describe(), plan_error_[p]));
     }
     spec.applied_plans.push_back(p);
+    const std::vector<NodeId>& readers = readers_[p];
+    // Groups: the readers from starts[g - 1] (0 for the first group) up to the next start.
+    std::vector<int32_t> starts;
+    if (auto it = starts_of.find(p); it != starts_of.end()) starts = it->second;
+    std::sort(starts.begin(), starts.end());
+    starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+    const size_t num_groups = starts.size() + 1;
+    std::vector<int32_t> group_at(num_groups);  // base position of each group's first reader
+    for (size_t g = 0; g < num_groups; ++g) {
+      const size_t r = g == 0 ? 0 : static_cast<size_t>(starts[g - 1]);
+      group_at[g] = r < readers.size() ? position[readers[r]] : std::numeric_limits<int32_t>::max();
+    }
+    auto group_of_position = [&](int32_t pos) {
+      return static_cast<size_t>(std::upper_bound(group_at.begin() + 1, group_at.end(), pos) - (group_at.begin() + 1));
+    };
+
+    // The first group: ORT's clones.
     for (NodeId n : plan.subgraph) {
       const Node& node = graph_.nodes[n];
       if (recompute(FirstOutput(node)) != kNone) continue;  // cloned by an earlier plan: reuse
       if (needs_seed_[n]) spec.seeded_dropouts.push_back(n);
-      const int32_t k = static_cast<int32_t>(spec.clones.size());
-      CloneSpec clone;
-      clone.original = n;
-      clone.inputs.reserve(node.inputs.size());
-      for (size_t slot = 0; slot < node.inputs.size(); ++slot) {
-        const ValueId x = node.inputs[slot];
-        if (x == kNone) {
-          clone.inputs.push_back(kNone);
-        } else if (const ValueId r = recompute(x); r != kNone) {
-          clone.inputs.push_back(r);
-        } else {
-          clone.inputs.push_back(x);
-          clone_readers[x].emplace_back(k, static_cast<int32_t>(slot));
-        }
-      }
-      clone.outputs.reserve(node.outputs.size());
-      for (ValueId o : node.outputs) {
-        if (o == kNone) {
-          clone.outputs.push_back(kNone);
-          continue;
-        }
-        const ValueId ext = static_cast<ValueId>(num_values + spec.clone_values.size());
-        spec.clone_values.push_back(o);
-        recompute_of[o] = ext;
-        clone.outputs.push_back(ext);
+      MEMOPT_ASSIGN_OR_RETURN(const int32_t k, add_clone(n, 0, group_at[0], [&](ValueId x) {
+                                const ValueId r = recompute(x);
+                                return r != kNone ? r : x;
+                              }));
+      for (size_t i = 0; i < node.outputs.size(); ++i) {
+        if (node.outputs[i] != kNone) recompute_of[node.outputs[i]] = spec.clones[k].outputs[i];
       }
       clone_of_node[n] = k;
-      spec.clones.push_back(std::move(clone));
     }
-
-    // Rewire the entry's backward consumers (and clones reading it) to the entry's clone.
     const Node& entry = graph_.nodes[plan.entry];
     auto cloned = clone_of_node.find(plan.entry);
     if (cloned == clone_of_node.end()) return InternalError("entry node " + entry.Describe() + " was not cloned");
-    const int32_t replacement = cloned->second;
+    std::vector<int32_t> entry_clone = {cloned->second};  // per group
+    // Further groups: a copy of the whole subgraph each.
+    for (size_t g = 1; g < num_groups; ++g) {
+      std::unordered_map<ValueId, ValueId> own;  // original value -> this group's copy
+      for (NodeId n : plan.subgraph) {
+        const Node& node = graph_.nodes[n];
+        if (needs_seed_[n]) spec.seeded_dropouts.push_back(n);
+        MEMOPT_ASSIGN_OR_RETURN(const int32_t k, add_clone(n, ++copies[n], group_at[g], [&](ValueId x) {
+                                  if (auto it = own.find(x); it != own.end()) return it->second;
+                                  const ValueId r = recompute(x);
+                                  return r != kNone ? r : x;
+                                }));
+        for (size_t i = 0; i < node.outputs.size(); ++i) {
+          if (node.outputs[i] != kNone) own[node.outputs[i]] = spec.clones[k].outputs[i];
+        }
+        if (n == plan.entry) entry_clone.push_back(k);
+      }
+    }
+
+    // Rewire the entry's backward consumers (and clones reading it) to their group's clone.
     for (size_t i = 0; i < entry.outputs.size(); ++i) {
       const ValueId o = entry.outputs[i];
       if (o == kNone) continue;
-      const ValueId r = spec.clones[replacement].outputs[i];
       for (const auto& [consumer, slot] : graph_.values[o].consumers) {
-        if (backward_[consumer]) spec.rewires.push_back({consumer, slot, r});
+        if (!backward_[consumer]) continue;
+        spec.rewires.push_back({consumer, slot, spec.clones[entry_clone[group_of_position(position[consumer])]].outputs[i]});
       }
-      auto readers = clone_readers.find(o);
-      if (readers == clone_readers.end()) continue;
-      for (const auto& [k, slot] : readers->second) spec.clones[k].inputs[slot] = r;
-      clone_readers.erase(readers);
+      auto readers_of = clone_readers.find(o);
+      if (readers_of == clone_readers.end()) continue;
+      for (const auto& [k, slot] : readers_of->second) {
+        spec.clones[k].inputs[slot] = spec.clones[entry_clone[group_of_position(anchor[k])]].outputs[i];
+      }
+      clone_readers.erase(readers_of);
     }
   }
   std::sort(spec.seeded_dropouts.begin(), spec.seeded_dropouts.end());
+  spec.seeded_dropouts.erase(std::unique(spec.seeded_dropouts.begin(), spec.seeded_dropouts.end()), spec.seeded_dropouts.end());
   return spec;
 }
 

@@ -15,10 +15,20 @@
 //   * then every consumer of an entry output that is backward in the pre-rewrite order, or is a
 //     clone, reads the entry clone's output instead (chaining onto earlier recomputes);
 //   * Dropout-family nodes without a `seed` attribute get one, on the original and the clone.
+//
+// memopt's extension (docs/plan.md, "Split recompute"): a plan may be split into clone groups.
+// The entry's backward readers r_0 .. r_{m-1} (distinct original nodes, execution order) are cut
+// into consecutive groups; the first group is ORT's clone as above, every further group gets its
+// own copy of the whole subgraph ("O_recompute_2", "O_recompute_3", ... for the further copies of
+// a node), run before its group's first reader and freed after its last one. A copy reads the
+// values its group's copies compute, else what ORT's clone would read. A clone of another plan
+// that reads a split plan's entry output reads the group whose readers start at or before the
+// place the reading clone runs (its own group's first reader).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "analysis/scan.h"
@@ -31,6 +41,8 @@ namespace memopt {
 /// num_original_values + k is clone value k (RewriteSpec::clone_values[k]).
 struct CloneSpec {
   NodeId original = kNone;
+  /// 0: ORT's clone of the node; k > 0: its k-th further copy (a later group of a split plan).
+  int32_t copy = 0;
   std::vector<ValueId> inputs;   ///< kNone for omitted optional inputs
   std::vector<ValueId> outputs;  ///< kNone for omitted optional outputs
 };
@@ -54,20 +66,42 @@ struct RewriteSpec {
   bool IsCloneValue(ValueId v) const { return v >= static_cast<ValueId>(num_original_values); }
 };
 
+/// The name of copy `copy` of a value or node named `name`: "<name>_recompute" for ORT's clone
+/// (copy 0), "<name>_recompute_<copy + 1>" for the further copies of split plans.
+std::string RecomputeName(const std::string& name, int32_t copy);
+
 /// Precomputes what the rewrite needs of one graph + scan, so that many selections can be turned
 /// into specs quickly (the budget planner evaluates thousands).
 class RewriteSpecBuilder {
  public:
   RewriteSpecBuilder(const Graph& graph, const ScanResult& scan);
 
-  /// The spec for `plans` (indices into ScanResult::plans, any order; duplicates ignored; of two
-  /// plans of one node, type 1 and type 2, only the first is applied).
+  /// The spec for `plans` (plan indices, below: any order; duplicates ignored; of two plans of one
+  /// node, type 1 and type 2, only the first is applied; a split applies its plan too).
   /// Errors: a PythonOp in a subgraph (its RNG-state rewiring is not implemented), a clone name
   /// that already exists in the graph (a graph rewritten before).
   Expected<RewriteSpec> Build(const std::vector<size_t>& plans) const;
 
-  /// True when Build() can handle the plan (no PythonOp, no name clash).
-  bool Supported(size_t plan) const { return plan_error_[plan].empty(); }
+  /// True when Build() can handle the plan (no PythonOp, no name clash); a split: its plan.
+  bool Supported(size_t plan) const { return plan_error_[BasePlan(plan)].empty(); }
+
+  /// Plan indices: [0, ScanResult::plans.size()) are the scan's plans; after them, one index per
+  /// split (p, j): plan p's clone groups start anew at its entry's backward reader j (1 <= j <
+  /// Readers(p).size()), for every plan with two or more readers, by plan then j.
+  size_t num_indices() const { return scan_.plans.size() + split_plan_.size(); }
+  bool IsSplit(size_t index) const { return index >= scan_.plans.size(); }
+  /// The scan plan of a plan index (itself for a scan plan).
+  size_t BasePlan(size_t index) const {
+    return IsSplit(index) ? split_plan_[index - scan_.plans.size()] : index;
+  }
+  /// The reader a split starts its group at (0 for a scan plan).
+  int32_t SplitReader(size_t index) const {
+    return IsSplit(index) ? static_cast<int32_t>(index - scan_.plans.size() - split_begin_[BasePlan(index)]) + 1 : 0;
+  }
+  /// The index of split (plan, reader), or -1 when reader is not in [1, Readers(plan).size()).
+  int64_t SplitIndex(size_t plan, int32_t reader) const;
+  /// The entry's backward readers of a scan plan: distinct original nodes, execution order.
+  const std::vector<NodeId>& Readers(size_t plan) const { return readers_[plan]; }
 
   const Graph& graph() const { return graph_; }
   const ScanResult& scan() const { return scan_; }
@@ -78,6 +112,9 @@ class RewriteSpecBuilder {
   std::vector<char> backward_;       ///< per node: after the boundary in the pre-rewrite order
   std::vector<char> needs_seed_;     ///< per node: Dropout family without a seed attribute
   std::vector<std::string> plan_error_;
+  std::vector<std::vector<NodeId>> readers_;  ///< per scan plan
+  std::vector<size_t> split_begin_;           ///< per scan plan: its first split's offset
+  std::vector<size_t> split_plan_;            ///< per split: its scan plan
 };
 
 /// True for ONNX Dropout (since-version 12 or 13) and com.microsoft BitmaskDropout, BiasDropout,

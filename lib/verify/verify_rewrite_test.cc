@@ -86,6 +86,18 @@ void VerifyEveryPlan(const Case& c) {
       REQUIRE(r.ok());
       WriteAndVerify(s, r->plans, "budget " + std::to_string(fraction) + " level " + std::to_string(level));
     }
+    // memopt's split model: every plan in as many clone groups as it has backward readers, and
+    // budget plans over it.
+    const std::vector<size_t> with_splits = WithSplits(ev->spec_builder(), options.candidates);
+    if (with_splits.size() == options.candidates.size()) continue;
+    WriteAndVerify(s, with_splits, "every split, level " + std::to_string(level));
+    options.candidates = with_splits;
+    for (double fraction : c.full ? std::vector<double>{0.7, 0.5} : std::vector<double>{}) {
+      options.budget_bytes = static_cast<int64_t>(std::llround(fraction * s.scan.peak.peak_bytes));
+      Expected<BudgetPlanResult> r = PlanForBudget(*ev, options);
+      REQUIRE(r.ok());
+      WriteAndVerify(s, r->plans, "split budget " + std::to_string(fraction) + " level " + std::to_string(level));
+    }
   }
 }
 

@@ -1,6 +1,8 @@
 // Helpers shared by the lib/plan and lib/rewrite unit tests (header only; not part of memopt_lib).
 #pragma once
 
+#include <cctype>
+
 #include <catch2/catch.hpp>
 #include <map>
 #include <optional>
@@ -80,6 +82,8 @@ inline std::vector<size_t> Select(const Scanned& s, const std::string& config_js
   REQUIRE(c.ok());
   SelectionOptions options;
   options.count_semantics = semantics;
+  const RewriteSpecBuilder builder(s.model.graph, s.scan);
+  options.builder = &builder;
   Expected<Selection> sel = SelectPlans(s.scan, *c, options);
   INFO(sel.status().message());
   REQUIRE(sel.ok());
@@ -122,6 +126,14 @@ inline bool EndsWith(const std::string& s, const std::string& suffix) {
 }
 
 /// Structural checks every rewritten graph must pass (reference §6.5 plus memopt's own).
+/// "<name>_recompute" or "<name>_recompute_<n>" (rewrite/rewrite_spec.h, RecomputeName).
+inline bool IsRecomputeName(const std::string& name) {
+  size_t end = name.size();
+  while (end > 0 && std::isdigit(static_cast<unsigned char>(name[end - 1]))) --end;
+  if (end < name.size() && end > 0 && name[end - 1] == '_') return EndsWith(name.substr(0, end - 1), "_recompute");
+  return EndsWith(name, "_recompute");
+}
+
 inline void CheckRewriteInvariants(const Graph& original, const ScanResult& scan, const PlanOutcome& outcome) {
   const Graph& g = outcome.rewritten.graph;
   // Topologically sorted; each edge held once (in the ids, not the proto).
@@ -158,8 +170,9 @@ inline void CheckRewriteInvariants(const Graph& original, const ScanResult& scan
     const Node& src = original.nodes[outcome.spec.clones[k].original];
     // ORT's "<node>_recompute" where that name is free; unnamed nodes and taken names are the
     // exceptions (recompute_rewrite.cc, CloneNodeNames), covered by their own test.
-    if (!src.name.empty() && FindNode(original, src.name + "_recompute") == nullptr) {
-      CHECK(clone.name == src.name + "_recompute");
+    const int32_t copy = outcome.spec.clones[k].copy;
+    if (!src.name.empty() && FindNode(original, RecomputeName(src.name, copy)) == nullptr) {
+      CHECK(clone.name == RecomputeName(src.name, copy));
       CHECK(clone.proto.doc_string() == "Recompute of " + src.name);
     } else {
       CHECK(clone.name.find("_recompute") != std::string::npos);
@@ -171,13 +184,13 @@ inline void CheckRewriteInvariants(const Graph& original, const ScanResult& scan
     for (ValueId v : clone.inputs) {
       if (v == kNone) continue;
       const Value& value = g.values[v];
-      const bool ok = value.producer == kNone || EndsWith(value.name, "_recompute") ||
+      const bool ok = value.producer == kNone || IsRecomputeName(value.name) ||
                       outcome.rewritten.order.IsForward(value.producer);
       INFO("clone " << clone.name << " reads " << value.name);
       CHECK(ok);
     }
     for (ValueId v : clone.outputs) {
-      if (v != kNone) CHECK(EndsWith(g.values[v].name, "_recompute"));
+      if (v != kNone) CHECK(g.values[v].name == RecomputeName(original.values[outcome.spec.clone_values[v - outcome.spec.num_original_values]].name, copy));
     }
   }
   // Applied entries: no backward node reads their outputs any more.

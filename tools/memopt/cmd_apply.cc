@@ -91,6 +91,8 @@ Expected<Selection> SelectForApply(const ApplyArgs& args, const ScannedModel& mo
       break;
     }
   }
+  const RewriteSpecBuilder builder(model.graph(), model.scan);
+  options.builder = &builder;
   auto selection = SelectPlans(model.scan, config, options);
   if (!selection.ok()) return selection.status().WithContext(args.config);
   if (globals.verbosity >= 0) {

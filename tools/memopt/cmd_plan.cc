@@ -33,6 +33,7 @@ struct PlanArgs {
   std::string timeline;
   std::string objective = "time";
   std::string target = "memopt";
+  std::string splits = "off";
   std::string planner = "ilp";
   bool sweep = false;
   int sweep_points = 10;
@@ -65,6 +66,9 @@ Status CheckPlanArgs(const PlanArgs& args, bool budget_mode, OutputFormat* forma
   if (args.target != "memopt" && args.target != "ort") {
     return UsageError("unknown --target '" + args.target + "'; use memopt or ort");
   }
+  if (args.splits != "on" && args.splits != "off") {
+    return UsageError("unknown --splits '" + args.splits + "'; use on or off");
+  }
   if (args.sweep && !args.budget.empty()) return UsageError("--sweep plans its own budgets; drop --budget");
   if (!args.plot.empty() && !args.sweep) return UsageError("--plot draws the --sweep frontier; add --sweep");
   if (!args.plot.empty() && !PlotIsSvg(args.plot) && !EndsWith(args.plot, ".html")) {
@@ -89,6 +93,7 @@ Status CheckPlanArgs(const PlanArgs& args, bool budget_mode, OutputFormat* forma
   request->objective = args.objective == "flops" ? PlanObjective::kFlops : PlanObjective::kTime;
   request->integer_program = args.planner == "ilp";
   request->target_ort = args.target == "ort";
+  request->splits = args.splits == "on";
   return Status::Ok();
 }
 
@@ -226,6 +231,11 @@ std::function<int()> SetupPlan(CLI::App& app, const GlobalOptions& globals) {
                  "with --budget, who applies the config: memopt (per-occurrence plans for memopt apply, default) or "
                  "ort (whole clusters only, so that ONNX Runtime 1.19.2 builds the graph memopt predicted)")
       ->default_val("memopt");
+  app.add_option("--splits", args->splits,
+                 "with --budget or --sweep and --target memopt: off (ORT's model: one clone per recomputed value; "
+                 "default) or on (also memopt's split model: several clones of a value, one per group of its "
+                 "backward readers; slower, see docs/plan.md)")
+      ->default_val("off");
   app.add_option("--dims", args->dims, "bind symbolic dims, e.g. batch=8,seq_len=512");
   AddOpTableOptions(app, args->ops, args->op_table, "; give apply the same --ops and --op-table");
   app.add_option("-o,--output", args->output, "write the config (ORT mem_opt.json format) to FILE");

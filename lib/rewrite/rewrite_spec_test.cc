@@ -1,0 +1,113 @@
+// The split extension of the recompute rewrite (rewrite/rewrite_spec.h): a plan's backward readers
+// in groups, each group with its own copy of the subgraph, named after ORT's clone.
+#include "rewrite/rewrite_spec.h"
+
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include "helpers/plan_test_util.h"
+#include "plan/plan_evaluator.h"
+#include "test_data.h"
+
+namespace memopt {
+namespace {
+
+TEST_CASE("rewrite spec: copies are named after ORT's clone", "[rewrite][split]") {
+  CHECK(RecomputeName("a", 0) == "a_recompute");
+  CHECK(RecomputeName("a", 1) == "a_recompute_2");
+  CHECK(RecomputeName("x_1", 2) == "x_1_recompute_3");
+}
+
+TEST_CASE("rewrite spec: split plans give each group of readers its own clone", "[rewrite][split]") {
+  testing::Scanned s = testing::ScanFile(testing::SourcePath("tests/data/plan/gpt2_tiny_2layer.onnx"), 1, "batch=2,seq_len=8");
+  const RewriteSpecBuilder builder(s.model.graph, s.scan);
+  Expected<PlanEvaluator> ev = PlanEvaluator::Create(s.model.graph, s.scan, s.dims);
+  REQUIRE(ev.ok());
+  const std::vector<int32_t>& position = s.scan.order.position;
+  int split_plans = 0;
+  for (size_t p = 0; p < s.scan.plans.size(); ++p) {
+    const std::vector<NodeId>& readers = builder.Readers(p);
+    if (readers.size() < 2 || !builder.Supported(p)) continue;
+    ++split_plans;
+    INFO("plan " << p << " " << s.scan.plans[p].cluster_id << ", " << readers.size() << " readers");
+    // Readers are distinct backward nodes in execution order; splits index them from 1.
+    for (size_t j = 1; j < readers.size(); ++j) CHECK(position[readers[j - 1]] < position[readers[j]]);
+    CHECK(builder.SplitIndex(p, 0) == -1);
+    CHECK(builder.SplitIndex(p, static_cast<int32_t>(readers.size())) == -1);
+    std::vector<size_t> plans = {p};
+    for (size_t j = 1; j < readers.size(); ++j) {
+      const int64_t index = builder.SplitIndex(p, static_cast<int32_t>(j));
+      REQUIRE(index >= 0);
+      CHECK(builder.IsSplit(static_cast<size_t>(index)));
+      CHECK(builder.BasePlan(static_cast<size_t>(index)) == p);
+      CHECK(builder.SplitReader(static_cast<size_t>(index)) == static_cast<int32_t>(j));
+      plans.push_back(static_cast<size_t>(index));
+    }
+    // Every reader its own group: the subgraph once per reader.
+    Expected<RewriteSpec> spec = builder.Build(plans);
+    REQUIRE(spec.ok());
+    const std::vector<NodeId>& subgraph = s.scan.plans[p].subgraph;
+    CHECK(spec->clones.size() == subgraph.size() * readers.size());
+    std::map<NodeId, std::vector<int32_t>> copies;
+    for (const CloneSpec& c : spec->clones) copies[c.original].push_back(c.copy);
+    for (NodeId n : subgraph) {
+      std::vector<int32_t> want(readers.size());
+      for (size_t k = 0; k < want.size(); ++k) want[k] = static_cast<int32_t>(k);
+      CHECK(copies[n] == want);
+    }
+    // Each reader reads a different clone of the entry's outputs.
+    std::map<NodeId, std::set<ValueId>> read;
+    for (const Rewire& r : spec->rewires) read[r.node].insert(r.value);
+    std::set<ValueId> distinct;
+    for (NodeId reader : readers) {
+      REQUIRE(read.count(reader) == 1);
+      for (ValueId v : read[reader]) CHECK(distinct.insert(v).second);
+    }
+    // The split alone implies its plan; the written graph is valid and its peak is the evaluator's.
+    Expected<RewriteSpec> alone = builder.Build({plans.back()});
+    REQUIRE(alone.ok());
+    CHECK(alone->applied_plans == std::vector<size_t>{p});
+    CHECK(alone->clones.size() == 2 * subgraph.size());
+    PlanOutcome outcome = testing::Outcome(s, plans);
+    testing::CheckRewriteInvariants(s.model.graph, s.scan, outcome);
+    Expected<PlanEvaluation> e = ev->Evaluate(plans);
+    REQUIRE(e.ok());
+    CHECK(e->peak_bytes == outcome.peak.peak_bytes);
+    CHECK(e->nodes_added == static_cast<int>(spec->clones.size()));
+    CHECK(ev->CostOf(plans) == Approx(e->added_seconds));
+    for (const CloneSpec& c : spec->clones) {
+      const Graph& g = outcome.rewritten.graph;
+      const ValueId out = c.outputs.front();
+      if (out == kNone) continue;
+      CHECK(g.value(out).name == RecomputeName(s.model.graph.value(s.model.graph.node(c.original).outputs.front()).name, c.copy));
+    }
+  }
+  CHECK(split_plans > 0);
+}
+
+TEST_CASE("rewrite spec: a plan's splits share the first group with ORT's model", "[rewrite][split]") {
+  // Without splits the spec is ORT's; a split adds copies and moves the later readers only.
+  testing::Scanned s = testing::ScanFile(testing::SourcePath("tests/data/plan/gpt2_tiny_2layer.onnx"), 1, "batch=2,seq_len=8");
+  const RewriteSpecBuilder builder(s.model.graph, s.scan);
+  for (size_t p = 0; p < s.scan.plans.size(); ++p) {
+    if (builder.Readers(p).size() < 2 || !builder.Supported(p)) continue;
+    Expected<RewriteSpec> ort = builder.Build({p});
+    Expected<RewriteSpec> split = builder.Build({static_cast<size_t>(builder.SplitIndex(p, 1))});
+    REQUIRE(ort.ok());
+    REQUIRE(split.ok());
+    REQUIRE(split->clones.size() > ort->clones.size());
+    for (size_t k = 0; k < ort->clones.size(); ++k) {
+      CHECK(split->clones[k].original == ort->clones[k].original);
+      CHECK(split->clones[k].copy == 0);
+      CHECK(split->clones[k].inputs == ort->clones[k].inputs);
+    }
+    const NodeId first_reader = builder.Readers(p).front();
+    for (const Rewire& r : split->rewires) {
+      if (r.node == first_reader) CHECK(!split->IsCloneValue(r.value) == false);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace memopt
