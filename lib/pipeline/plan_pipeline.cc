@@ -42,7 +42,9 @@ void DescribeBudgetPlan(const PlanRequest& request, const BudgetSetup& setup, co
   report->target = request.target_ort
                        ? "ort (whole clusters: every occurrence of each chosen cluster id, as ONNX Runtime 1.19.2 "
                          "applies a config)"
-                       : "memopt (per occurrence; memopt apply applies it exactly)";
+                       : request.splits ? "memopt (per occurrence, with split recompute: several clones of a value "
+                                          "where that pays; memopt apply applies it exactly)"
+                                        : "memopt (per occurrence, one clone per value; memopt apply applies it exactly)";
 }
 
 /// Plans the budget of `request` into `out` (planned, config, report's budget lines).

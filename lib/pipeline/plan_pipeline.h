@@ -27,7 +27,7 @@ struct PlanRequest {
   PlanObjective objective = PlanObjective::kTime;
   bool integer_program = true;  ///< false: the greedy search alone
   bool target_ort = false;      ///< whole clusters only, as ONNX Runtime 1.19.2 applies a config
-  bool splits = false;          ///< also memopt's split model: a plan's clones in groups (not with target_ort)
+  bool splits = true;           ///< also memopt's split model: a plan's clones in groups (not with target_ort)
 };
 
 /// What budget plans (one, or plan --sweep's) choose from and minimise.

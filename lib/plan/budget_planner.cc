@@ -355,18 +355,58 @@ std::string_view PlanMethodName(PlanMethod method) {
 
 Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const BudgetPlanOptions& options) {
   const RewriteSpecBuilder& builder = evaluator.spec_builder();
-  std::vector<size_t> plain;
-  for (size_t c : options.candidates) {
-    if (!builder.IsSplit(c)) plain.push_back(c);
-  }
-  if (!options.groups.empty() || plain.size() == options.candidates.size()) return PlanOnce(evaluator, options);
-  // With splits the program's units interact more (a plan's splits share its keys), and its
-  // interaction groups grow past what it models exactly: the plan without splits is planned too,
-  // and the better of the two is kept, so splits never make a plan worse than ORT's model gives.
+  std::vector<size_t> plain, splits;
+  for (size_t c : options.candidates) (builder.IsSplit(c) ? splits : plain).push_back(c);
+  if (!options.groups.empty() || splits.empty()) return PlanOnce(evaluator, options);
+  // With splits the program's units interact more (a plan's splits share its keys), its
+  // interaction groups grow past what it models exactly, and its relaxation gets much harder: the
+  // budget is planned without splits first, and with them only where they can pay:
+  //   * up to kAllSplits splits: with every one, and the better of the two plans is kept (splits
+  //     never make a plan worse than ORT's model gives);
+  //   * more (deep graphs): only when the plan without splits misses the budget, and then only
+  //     the splits whose gap between two readers spans a step still over the budget with every
+  //     plain candidate applied (the steps a second clone can take the value out of), at most
+  //     kMaxSplits of them, the largest values first.
+  constexpr size_t kAllSplits = 256, kMaxSplits = 512;
   BudgetPlanOptions without = options;
-  without.candidates = std::move(plain);
+  without.candidates = plain;
   MEMOPT_ASSIGN_OR_RETURN(BudgetPlanResult a, PlanOnce(evaluator, without));
-  MEMOPT_ASSIGN_OR_RETURN(BudgetPlanResult b, PlanOnce(evaluator, options));
+  if (splits.size() > kAllSplits) {
+    if (a.met) return a;
+    const ScanResult& scan = builder.scan();
+    MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation every, evaluator.Evaluate(plain, /*want_curve=*/true));
+    const size_t steps = scan.order.order.size();
+    std::vector<int32_t> hot_before(steps + 1, 0);  // hot positions below each position
+    std::vector<char> hot(steps, 0);
+    for (size_t i = 0; i < every.live_at_step.size(); ++i) {
+      const NodeId n = every.step_original[i];
+      const int32_t pos = n == kNone ? -1 : scan.order.position[n];
+      if (pos >= 0 && every.live_at_step[i] > options.budget_bytes) hot[static_cast<size_t>(pos)] = 1;
+    }
+    for (size_t i = 0; i < steps; ++i) hot_before[i + 1] = hot_before[i] + hot[i];
+    std::vector<std::pair<int64_t, size_t>> useful;  // (-bytes of the entry's outputs, split)
+    for (size_t sp : splits) {
+      const size_t p = builder.BasePlan(sp);
+      const std::vector<NodeId>& readers = builder.Readers(p);
+      const int32_t j = builder.SplitReader(sp);
+      const int32_t from = scan.order.position[readers[static_cast<size_t>(j - 1)]] + 1;
+      const int32_t to = scan.order.position[readers[static_cast<size_t>(j)]];  // exclusive
+      if (from < 0 || to <= from || hot_before[static_cast<size_t>(to)] == hot_before[static_cast<size_t>(from)]) continue;
+      int64_t bytes = 0;
+      for (const StashedOutput& so : scan.plans[p].outputs) bytes += evaluator.value_bytes(so.value);
+      useful.emplace_back(-bytes, sp);
+    }
+    if (useful.empty()) return a;
+    std::sort(useful.begin(), useful.end());
+    if (useful.size() > kMaxSplits) useful.resize(kMaxSplits);
+    splits.clear();
+    for (const auto& [neg_bytes, sp] : useful) splits.push_back(sp);
+  }
+  BudgetPlanOptions with = options;
+  with.candidates = plain;
+  with.candidates.insert(with.candidates.end(), splits.begin(), splits.end());
+  std::sort(with.candidates.begin(), with.candidates.end());
+  MEMOPT_ASSIGN_OR_RETURN(BudgetPlanResult b, PlanOnce(evaluator, with));
   const int evaluations = a.evaluations + b.evaluations;
   auto cost = [&](const BudgetPlanResult& r) {
     return options.objective == PlanObjective::kTime ? r.evaluation.added_seconds
@@ -381,7 +421,7 @@ Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const B
     take_a = a.evaluation.peak_bytes <= b.evaluation.peak_bytes;
   }
   BudgetPlanResult out = take_a ? std::move(a) : std::move(b);
-  out.all_candidates = take_a ? b.all_candidates : out.all_candidates;  // every candidate, splits included
+  if (take_a && b.all_candidates.peak_bytes < out.all_candidates.peak_bytes) out.all_candidates = b.all_candidates;
   out.evaluations = evaluations;
   return out;
 }

@@ -33,7 +33,7 @@ struct PlanArgs {
   std::string timeline;
   std::string objective = "time";
   std::string target = "memopt";
-  std::string splits = "off";
+  std::string splits = "on";
   std::string planner = "ilp";
   bool sweep = false;
   int sweep_points = 10;
@@ -232,10 +232,10 @@ std::function<int()> SetupPlan(CLI::App& app, const GlobalOptions& globals) {
                  "ort (whole clusters only, so that ONNX Runtime 1.19.2 builds the graph memopt predicted)")
       ->default_val("memopt");
   app.add_option("--splits", args->splits,
-                 "with --budget or --sweep and --target memopt: off (ORT's model: one clone per recomputed value; "
-                 "default) or on (also memopt's split model: several clones of a value, one per group of its "
-                 "backward readers; slower, see docs/plan.md)")
-      ->default_val("off");
+                 "with --budget or --sweep and --target memopt: on (also memopt's split model: several clones of "
+                 "a value, one per group of its backward readers; default) or off (ORT's model only: one clone per "
+                 "recomputed value)")
+      ->default_val("on");
   app.add_option("--dims", args->dims, "bind symbolic dims, e.g. batch=8,seq_len=512");
   AddOpTableOptions(app, args->ops, args->op_table, "; give apply the same --ops and --op-table");
   app.add_option("-o,--output", args->output, "write the config (ORT mem_opt.json format) to FILE");
