@@ -27,6 +27,14 @@ std::string KnownClusters(const ScanResult& scan) {
   return out;
 }
 
+/// A selector or split naming an occurrence past the last one of its cluster.
+Status NoSuchOccurrence(int element, const std::string& text, int occurrence, size_t count, const std::string& cluster_id,
+                        int type) {
+  return InvalidInput(fmt::format(
+      "element {} \"{}\": occurrence {} does not exist: the graph has {} occurrence{} of \"{}:{}\" (0..{})", element,
+      text, occurrence, count, count == 1 ? "" : "s", cluster_id, type, count - 1));
+}
+
 }  // namespace
 
 std::vector<size_t> Occurrences(const ScanResult& scan, const std::string& cluster_id, int type) {
@@ -75,10 +83,7 @@ Expected<Selection> SelectPlans(const ScanResult& scan, const MemoryOptConfig& c
     if (const ConfigSelector* selector = config.FindSelector(entry.cluster_id)) {
       for (int i : selector->occurrences) {
         if (i >= static_cast<int>(occ.size())) {
-          return InvalidInput(fmt::format(
-              "element {} \"{}\": occurrence {} does not exist: the graph has {} occurrence{} of \"{}:{}\" (0..{})",
-              selector->element, selector->text, i, occ.size(), occ.size() == 1 ? "" : "s", entry.cluster_id,
-              entry.type, occ.size() - 1));
+          return NoSuchOccurrence(selector->element, selector->text, i, occ.size(), entry.cluster_id, entry.type);
         }
         chosen.insert(occ[i]);
         ++match.applied;
@@ -105,10 +110,7 @@ Expected<Selection> SelectPlans(const ScanResult& scan, const MemoryOptConfig& c
     std::vector<size_t> occ = Occurrences(scan, split.cluster_id, entry->type);
     if (occ.empty()) continue;  // an unknown id: reported (or ignored under --lenient) above
     if (split.occurrence >= static_cast<int>(occ.size())) {
-      return InvalidInput(fmt::format(
-          "element {} \"{}\": occurrence {} does not exist: the graph has {} occurrence{} of \"{}:{}\" (0..{})",
-          split.element, split.text, split.occurrence, occ.size(), occ.size() == 1 ? "" : "s", split.cluster_id,
-          entry->type, occ.size() - 1));
+      return NoSuchOccurrence(split.element, split.text, split.occurrence, occ.size(), split.cluster_id, entry->type);
     }
     const size_t plan = occ[static_cast<size_t>(split.occurrence)];
     if (!chosen.count(plan)) {

@@ -104,7 +104,7 @@ TEST_CASE("rewrite spec: a plan's splits share the first group with ORT's model"
     }
     const NodeId first_reader = builder.Readers(p).front();
     for (const Rewire& r : split->rewires) {
-      if (r.node == first_reader) CHECK(!split->IsCloneValue(r.value) == false);
+      if (r.node == first_reader) CHECK(split->IsCloneValue(r.value));
     }
   }
 }
