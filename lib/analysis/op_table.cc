@@ -18,7 +18,7 @@ namespace {
 using nlohmann::json;
 
 const std::vector<std::string> kTopLevelKeys = {"schema_version", "description", "comment", "ops",
-                                                "python_op_func_names"};
+                                                "python_op_func_names", "small_static_elements"};
 const std::vector<std::string> kEntryKeys = {"domain", "op", "level", "versions", "enabled", "comment"};
 
 std::string UnknownKeyMessage(const std::string& key, const std::vector<std::string>& known) {
@@ -145,6 +145,14 @@ Expected<OpTable> OpTable::Parse(std::string_view text, std::string_view source)
     }
     table.ops_.emplace(std::move(key), std::move(entry));
   }
+  if (doc.contains("small_static_elements")) {
+    const json& small = doc["small_static_elements"];
+    if (!small.is_number_integer() || small.get<int64_t>() < 0) {
+      return InvalidInput(fmt::format("{}: 'small_static_elements' must be a non-negative integer, got {}", source,
+                                      small.dump()));
+    }
+    table.small_static_elements_ = small.get<int64_t>();
+  }
   if (doc.contains("python_op_func_names")) {
     const json& names = doc["python_op_func_names"];
     if (!names.is_array()) return InvalidInput(fmt::format("{}: 'python_op_func_names' must be an array", source));
@@ -194,6 +202,7 @@ Status OpTable::Merge(const OpTable& extra) {
     for (const auto& [version, inputs] : entry.versions) it->second.versions[version] = inputs;
   }
   python_op_func_names_.insert(extra.python_op_func_names_.begin(), extra.python_op_func_names_.end());
+  if (extra.small_static_elements_.has_value()) small_static_elements_ = extra.small_static_elements_;
   return Status::Ok();
 }
 

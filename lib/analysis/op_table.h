@@ -6,12 +6,21 @@
 // JSON format (schema_version 1):
 //   {"schema_version": 1, "description": "...",
 //    "ops": [{"domain": "", "op": "Add", "level": 0, "versions": {"1": [], "6": [], ...}}, ...],
-//    "python_op_func_names": ["flash_attn.bert_padding.IndexFirstAxis", ...]}
+//    "python_op_func_names": ["flash_attn.bert_padding.IndexFirstAxis", ...],
+//    "small_static_elements": 1024}
+// "small_static_elements" (optional): a recompute search does not traverse an input whose shape is
+// fully static with fewer elements; the clone reads the original tensor, which stays alive.
+// ONNX Runtime's rule is 1,048,576 (the default; ../shared/reference/ort_memory_optimizer.md
+// §3.2), which on small static exports keeps whole activations alive for a clone; memopt's
+// extended table sets 1024 (shape tensors and scalars), so its subgraphs reach back to what is
+// stashed, weights and graph inputs.
 // An entry may also carry "enabled": false, which removes that op when the table is merged
 // onto another one (user tables passed with --op-table extend or override the built-in one).
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -63,11 +72,14 @@ class OpTable {
   std::vector<const OpEntry*> Entries() const;
   const std::set<std::string>& python_op_func_names() const { return python_op_func_names_; }
   size_t size() const { return ops_.size(); }
+  /// Inputs with a fully static shape of fewer elements are not traversed (see the file comment).
+  int64_t small_static_elements() const { return small_static_elements_.value_or(int64_t{1} << 20); }
 
  private:
   static std::string Key(std::string_view domain, std::string_view op);
   std::map<std::string, OpEntry, std::less<>> ops_;  ///< key "domain::op"
   std::set<std::string> python_op_func_names_;
+  std::optional<int64_t> small_static_elements_;  ///< nullopt: ONNX Runtime's 2^20
 };
 
 /// True when a recompute cluster id ("Conv+Relu+") names an op of memopt's extended table that ONNX

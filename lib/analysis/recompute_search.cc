@@ -11,8 +11,6 @@
 namespace memopt {
 namespace {
 
-constexpr int64_t kSmallTensorElements = 1 << 20;  // ORT: fully static and < 1,048,576 elements
-
 /// Why `node` cannot start or join a recompute subgraph at `probe_level`.
 std::string NotRecomputableReason(const Node& node, const OpTable& table, int probe_level) {
   const OpTable::OpEntry* entry = table.Find(node.domain, node.op_type);
@@ -112,9 +110,10 @@ class Searcher {
   }
 
  private:
-  // Fully static shape with fewer than 2^20 elements (a scalar counts 1): not traversed, the
-  // clone reads the original tensor.
+  // Fully static shape with fewer than the table's small_static_elements (ORT: 2^20; a scalar
+  // counts 1): not traversed, the clone reads the original tensor.
   bool IsSmallStatic(ValueId v) {
+    const int64_t limit = table_.small_static_elements();
     if (small_static_[v] >= 0) return small_static_[v] != 0;
     bool small = false;
     const TensorInfo& info = graph_.values[v].info;
@@ -127,13 +126,13 @@ class Searcher {
           small = false;
           break;
         }
-        if (*d != 0 && elements > kSmallTensorElements / *d) {
-          elements = kSmallTensorElements;  // saturate: not small
+        if (*d != 0 && elements > limit / *d) {
+          elements = limit;  // saturate: not small
         } else {
           elements *= *d;
         }
       }
-      if (small) small = elements < kSmallTensorElements;
+      if (small) small = elements < limit;
     }
     small_static_[v] = small ? 1 : 0;
     return small;

@@ -1,7 +1,8 @@
 // Recompute subgraph search per stashed node (../shared/reference/ort_memory_optimizer.md
 // §3.1, §3.2, §3.7): a level-by-level BFS from the node's stashed outputs towards its inputs,
 // through recomputable ops, stopping at stashed tensors (they stay available), graph inputs,
-// initializers, ignorable inputs and small static tensors (< 2^20 elements). A
+// initializers, ignorable inputs and small static tensors (< 2^20 elements in ONNX Runtime's
+// table, < 1024 in memopt's extended one: OpTable::small_static_elements). A
 // non-recomputable, non-stashed producer makes the plan fail. When a widening Cast was met, a
 // compromise (type 2) search stops at that Cast and saves 1 - in/out of the bytes: a second plan
 // of the node, as ONNX Runtime 1.19.2 makes it (RecomputeSearchOptions).

@@ -4,12 +4,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
+#include <tuple>
 
 #include "analysis/peak_estimate.h"
 #include "plan/cost_model.h"
+#include "rewrite/recompute_rewrite.h"
 
 namespace memopt {
 namespace {
@@ -20,30 +23,29 @@ struct GlpkDeleter {
 
 bool NeverTwice(const Node& node) {
   const std::string& op = node.op_type;
-  return op == "YieldOp" || op.find("Random") != std::string::npos || op.find("Dropout") != std::string::npos ||
-         op == "Bernoulli" || op == "Multinomial";
+  // Dropout runs again with the seed the rewrite gives it (rewrite/dropout_seed.h): the same mask.
+  return op == "YieldOp" || op.find("Random") != std::string::npos || op == "Bernoulli" || op == "Multinomial";
 }
 
 /// The program: columns, rows as (column, coefficient) lists with an upper bound.
 class Program {
  public:
-  int AddColumn(int kind, double lower, double upper, double objective) {
-    columns_.push_back({kind, lower, upper, objective});
+  int AddColumn(int kind, double lower, double upper, double objective, std::string name) {
+    columns_.push_back({kind, lower, upper, objective, std::move(name)});
     return static_cast<int>(columns_.size());  // GLPK counts from 1
   }
   void AddRow(std::vector<std::pair<int, double>> terms, double upper) { rows_.push_back({std::move(terms), upper}); }
   const std::vector<std::pair<std::vector<std::pair<int, double>>, double>>& rows() const { return rows_; }
+  const std::string& NameOf(int col) const { return columns_[static_cast<size_t>(col - 1)].name; }
 
-  /// Solves; fills `x` (by column, from 1) and returns the GLPK status (GLP_OPT, GLP_FEAS, ...).
-  /// `start` (by column, from 1), when not empty, is a feasible solution the search starts from.
-  int Solve(double time_limit_seconds, const std::vector<double>& start, std::vector<double>& x, double& gap) const {
-    glp_term_out(GLP_OFF);  // the library never prints
+  std::unique_ptr<glp_prob, GlpkDeleter> Load() const {
     std::unique_ptr<glp_prob, GlpkDeleter> lp(glp_create_prob());
     glp_set_obj_dir(lp.get(), GLP_MIN);
     glp_add_cols(lp.get(), static_cast<int>(columns_.size()));
     for (size_t j = 0; j < columns_.size(); ++j) {
       const Column& c = columns_[j];
       const int col = static_cast<int>(j + 1);
+      glp_set_col_name(lp.get(), col, c.name.c_str());
       glp_set_col_kind(lp.get(), col, c.kind);
       glp_set_col_bnds(lp.get(), col, c.lower == c.upper ? GLP_FX : GLP_DB, c.lower, c.upper);
       glp_set_obj_coef(lp.get(), col, c.objective);
@@ -63,6 +65,14 @@ class Program {
       }
     }
     glp_load_matrix(lp.get(), static_cast<int>(ia.size()) - 1, ia.data(), ja.data(), ar.data());
+    return lp;
+  }
+
+  /// Solves; fills `x` (by column, from 1) and returns the GLPK status (GLP_OPT, GLP_FEAS, ...).
+  /// `start` (by column, from 1), when not empty, is a feasible solution the search starts from.
+  int Solve(double time_limit_seconds, const std::vector<double>& start, std::vector<double>& x, double& gap) const {
+    glp_term_out(GLP_OFF);  // the library never prints
+    std::unique_ptr<glp_prob, GlpkDeleter> lp = Load();
     x.assign(columns_.size() + 1, 0.0);
     gap = 0;
     const auto started = std::chrono::steady_clock::now();
@@ -71,8 +81,10 @@ class Program {
     glp_init_smcp(&lp_parm);
     lp_parm.msg_lev = GLP_MSG_OFF;
     lp_parm.tm_lim = static_cast<int>(std::max(0.05, time_limit_seconds) * 1000);
-    if (glp_simplex(lp.get(), &lp_parm) != 0 || glp_get_status(lp.get()) != GLP_OPT) {
-      if (start.empty()) return GLP_NOFEAS;
+    const int simplex = glp_simplex(lp.get(), &lp_parm);
+    if (simplex == 0 && glp_get_status(lp.get()) == GLP_NOFEAS) return GLP_NOFEAS;
+    if (simplex != 0 || glp_get_status(lp.get()) != GLP_OPT) {
+      if (start.empty()) return GLP_UNDEF;
       x = start;  // the relaxation did not solve (time, numerics): the start stands, unproved
       gap = 1.0;
       return GLP_FEAS;
@@ -103,6 +115,10 @@ class Program {
     const int status = glp_mip_status(lp.get());
     if (status == GLP_OPT || status == GLP_FEAS) {
       for (size_t j = 1; j <= columns_.size(); ++j) x[j] = glp_mip_col_val(lp.get(), static_cast<int>(j));
+    } else if (!start.empty()) {
+      x = start;
+      gap = 1.0;
+      return GLP_FEAS;
     }
     gap = status == GLP_OPT ? 0.0 : std::min(callback.gap, 1.0);  // 1: no bound proved yet
     return status;
@@ -113,9 +129,13 @@ class Program {
   struct Column {
     int kind;
     double lower, upper, objective;
+    std::string name;
   };
   std::vector<Column> columns_;
   std::vector<std::pair<std::vector<std::pair<int, double>>, double>> rows_;
+
+ public:
+  void Rename(int col, std::string name) { columns_[static_cast<size_t>(col - 1)].name = std::move(name); }
 };
 
 class Builder {
@@ -137,11 +157,34 @@ class Builder {
       }
     }
     std::set<ValueId> tracked(values_.begin(), values_.end());
+    // With a YieldOp boundary the backward order is ONNX Runtime's (MEMORY_EFFICIENT): a clone
+    // that reads what the boundary produces runs as soon as its inputs are ready, not where it is
+    // placed; only clones of steps that do not depend on the boundary (forward steps, backward
+    // constants and shape computations) run where placed (right before their reader). Elsewhere
+    // the written node order is the execution order and any step can run again anywhere.
+    std::vector<char> after_boundary(graph.nodes.size(), 0);
+    if (IsYieldStyle(graph, scan.boundary)) {
+      std::vector<NodeId> stack = {scan.boundary.node};
+      after_boundary[scan.boundary.node] = 1;
+      while (!stack.empty()) {
+        const NodeId n = stack.back();
+        stack.pop_back();
+        for (ValueId o : graph.node(n).outputs) {
+          if (o == kNone) continue;
+          for (const auto& [consumer, slot] : graph.value(o).consumers) {
+            if (!after_boundary[consumer]) {
+              after_boundary[consumer] = 1;
+              stack.push_back(consumer);
+            }
+          }
+        }
+      }
+    }
     for (int32_t t = 0; t < n_; ++t) {
       const Node& node = graph.node(order_.order[t]);
       bool outputs = false;
       for (ValueId o : node.outputs) outputs = outputs || (o != kNone && tracked.count(o));
-      recomputable_[t] = options.allow_recompute && outputs && !NeverTwice(node);
+      recomputable_[t] = options.allow_recompute && outputs && !NeverTwice(node) && !after_boundary[node.id];
       step_cost_[t] = EstimateNodeCost(graph, node, dims).seconds;
       for (ValueId in : node.inputs) {
         if (in != kNone && tracked.count(in) &&
@@ -160,40 +203,61 @@ class Builder {
     }
   }
 
-  Expected<RematReferenceResult> Run() {
+  /// Builds the program; checks the fixed and start schedules.
+  Status Build() {
+    for (const auto* schedule : {&options_.fixed, &options_.start}) {
+      if (schedule->has_value()) MEMOPT_RETURN_IF_ERROR(CheckSchedule(**schedule));
+    }
     const bool minimise_peak = !options_.budget.has_value();
     double total_cost = 0;
     for (int32_t i = 0; i < n_; ++i) total_cost += recomputable_[i] ? step_cost_[i] : 0.0;
     const double cost_scale = total_cost > 0 ? 1.0 / (total_cost * n_) : 0.0;
+    cost_scale_ = cost_scale;
     // Peak in units of the no-recompute peak's order of magnitude; cost a tie-breaker below it.
-    int64_t scale_bytes = always_bytes_;
-    for (int64_t b : step_bytes_) scale_bytes += b;
-    scale_bytes = std::max<int64_t>(scale_bytes, 1);
+    scale_bytes_ = always_bytes_;
+    for (int64_t b : step_bytes_) scale_bytes_ += b;
+    scale_bytes_ = std::max<int64_t>(scale_bytes_, 1);
     // Memory rows count units of unit_ bytes: 1 byte up to ~1e9 bytes in all (exact to the byte
     // there); beyond, the solver's tolerances could not tell bytes apart anyway.
-    unit_ = std::max(1.0, static_cast<double>(scale_bytes) / 1e9);
-    peak_col_ = minimise_peak ? program_.AddColumn(GLP_CV, 0.0, 4.0 * static_cast<double>(scale_bytes) / unit_,
-                                                   unit_ / static_cast<double>(scale_bytes))
+    unit_ = std::max(1.0, static_cast<double>(scale_bytes_) / 1e9);
+    peak_col_ = minimise_peak ? program_.AddColumn(GLP_CV, 0.0, 4.0 * static_cast<double>(scale_bytes_) / unit_,
+                                                   unit_ / static_cast<double>(scale_bytes_), "peak")
                               : 0;
     const double cost_weight = minimise_peak ? 1e-3 : 1.0;
     for (int32_t t = 0; t < n_; ++t) {
       for (int32_t i = 0; i < t; ++i) {
-        if (recomputable_[i]) r_[{t, i}] = program_.AddColumn(GLP_BV, 0, 1, cost_weight * step_cost_[i] * cost_scale);
+        if (recomputable_[i]) {
+          r_[{t, i}] = program_.AddColumn(GLP_BV, 0, 1, cost_weight * step_cost_[i] * cost_scale,
+                                          "R_" + std::to_string(t) + "_" + std::to_string(i));
+        }
       }
     }
     for (ValueId v : values_) {
       const bool output = graph_.value(v).is_graph_output;
       for (int32_t t = live_.alloc[v] + 1; t <= n_; ++t) {
         const bool fixed = output && t == n_;
-        s_[{t, v}] = program_.AddColumn(GLP_BV, fixed ? 1 : 0, 1, 0.0);
+        s_[{t, v}] = program_.AddColumn(GLP_BV, fixed ? 1 : 0, 1, 0.0,
+                                        "S_" + std::to_string(t) + "_" + std::to_string(v));
       }
     }
     AddDependencies();
     AddPersistence();
     AddFreesAndMemory();
+    return Status::Ok();
+  }
+
+  Expected<RematReferenceResult> Run() {
+    MEMOPT_RETURN_IF_ERROR(Build());
     std::vector<double> x;
     RematReferenceResult result;
-    const int status = program_.Solve(options_.time_limit_seconds, OriginalSchedule(), x, result.gap);
+    int status;
+    if (options_.fixed.has_value()) {
+      x = Simulate(*options_.fixed);
+      const bool met = !options_.budget.has_value() || PeakOf(x) <= *options_.budget;
+      status = met ? GLP_OPT : GLP_NOFEAS;
+    } else {
+      status = program_.Solve(options_.time_limit_seconds, Start(), x, result.gap);
+    }
     if (status != GLP_OPT && status != GLP_FEAS) return result;  // infeasible, or nothing found in time
     result.feasible = true;
     result.optimal = status == GLP_OPT;
@@ -209,7 +273,107 @@ class Builder {
     return result;
   }
 
+  Expected<RematReferenceProgramInfo> Write(const std::string& mps_path, const std::string& start_path) {
+    MEMOPT_RETURN_IF_ERROR(Build());
+    RematReferenceProgramInfo info;
+    info.objective_scale = options_.budget.has_value() ? cost_scale_ : 1.0 / static_cast<double>(scale_bytes_);
+    info.stages = n_;
+    info.columns = static_cast<int>(program_.num_columns());
+    info.rows = static_cast<int>(program_.rows().size());
+    glp_term_out(GLP_OFF);
+    if (glp_write_mps(program_.Load().get(), GLP_MPS_FILE, nullptr, mps_path.c_str()) != 0) {
+      return InvalidInput("cannot write the program to " + mps_path);
+    }
+    if (!start_path.empty() && options_.start.has_value()) {
+      const std::vector<double> x = Start();
+      if (!x.empty()) {
+        std::ofstream out(start_path);
+        out.precision(17);
+        for (size_t col = 1; col < x.size(); ++col) out << program_.NameOf(static_cast<int>(col)) << ' ' << x[col] << '\n';
+        if (!out) return InvalidInput("cannot write the start to " + start_path);
+        info.start_written = true;
+      }
+    }
+    return info;
+  }
+
  private:
+  Status CheckSchedule(const std::vector<std::vector<int32_t>>& schedule) const {
+    if (schedule.size() > static_cast<size_t>(n_)) {
+      return InvalidInput("the schedule has " + std::to_string(schedule.size()) + " stages, the graph " +
+                          std::to_string(n_) + " steps");
+    }
+    for (size_t t = 0; t < schedule.size(); ++t) {
+      for (int32_t i : schedule[t]) {
+        if (i < 0 || i >= static_cast<int32_t>(t) || !recomputable_[static_cast<size_t>(i)]) {
+          const std::string stage = graph_.node(order_.order[t]).name;
+          return InvalidInput("stage " + std::to_string(t) + " (node '" + stage + "') recomputes step " +
+                              std::to_string(i) + ", which is not an earlier step that may run again (hint: only earlier steps with tracked "
+                              "outputs that are not random run again)");
+        }
+      }
+    }
+    return Status::Ok();
+  }
+
+  /// The columns of `schedule` run with its best residency: a value is kept into a stage only when
+  /// its next event is a read there (not a run of its producer), and freed in a stage right after
+  /// the last run that produces or reads it when the next stage does not keep it. Keeping more
+  /// only adds bytes and frees nothing, so this is the schedule's lowest peak.
+  std::vector<double> Simulate(const std::vector<std::vector<int32_t>>& schedule) const {
+    std::vector<double> x(program_.num_columns() + 1, 0.0);
+    std::vector<std::vector<char>> runs(static_cast<size_t>(n_), std::vector<char>(static_cast<size_t>(n_), 0));
+    for (int32_t t = 0; t < n_; ++t) {
+      runs[t][t] = 1;
+      if (static_cast<size_t>(t) < schedule.size()) {
+        for (int32_t i : schedule[t]) {
+          runs[t][i] = 1;
+          x[r_.at({t, i})] = 1.0;
+        }
+      }
+    }
+    for (ValueId v : values_) {
+      const int32_t a = live_.alloc[v];
+      const auto& users = users_.at(v);
+      // Backwards over the stages: `need` = the next event from stage t on is a read.
+      bool need = graph_.value(v).is_graph_output;
+      for (int32_t t = n_; t > a; --t) {
+        if (t < n_) {
+          bool read = false;
+          for (int32_t u : users) read = read || (u <= t && runs[t][u]);
+          if (runs[t][a]) need = false;
+          else if (read) need = true;
+        }
+        x[s_.at({t, v})] = need ? 1.0 : 0.0;
+      }
+      // Frees: in each stage where v is present and the next stage does not keep it.
+      for (int32_t t = a; t < n_; ++t) {
+        const bool next_keeps = t + 1 <= n_ && x[s_.at({t + 1, v})] > 0.5;
+        if (next_keeps) continue;
+        int32_t last = runs[t][a] ? a : -1;
+        bool read_by_t = false;
+        for (int32_t u : users) {
+          if (u == t) read_by_t = true;
+          if (u < t && runs[t][u]) last = std::max(last, u);
+        }
+        if (read_by_t || last < 0 || last == t) continue;
+        if (auto it = f_.find({t, v, last}); it != f_.end()) x[it->second] = 1.0;
+      }
+    }
+    if (peak_col_ != 0) x[peak_col_] = static_cast<double>(PeakOf(x)) / unit_;
+    return x;
+  }
+
+  /// The search's start: options.start with its best residency when that is feasible, else the
+  /// original schedule (when feasible); empty when neither is.
+  std::vector<double> Start() const {
+    if (options_.start.has_value()) {
+      std::vector<double> x = Simulate(*options_.start);
+      if (!options_.budget.has_value() || PeakOf(x) <= *options_.budget) return x;
+    }
+    return OriginalSchedule();
+  }
+
   /// exec(t, i): 1 for i == t, R[t][i] when step i may be recomputed, else 0 (no column).
   std::optional<int> Exec(int32_t t, int32_t i) const {
     auto it = r_.find({t, i});
@@ -264,7 +428,8 @@ class Builder {
           bool read_later_by_t = false;
           for (int32_t u : users_[v]) read_later_by_t = read_later_by_t || u == t;
           if (read_later_by_t) continue;
-          const int f = program_.AddColumn(GLP_BV, 0, 1, 0.0);
+          const int f = program_.AddColumn(GLP_BV, 0, 1, 0.0, "F_" + std::to_string(++frees_));
+          f_[{t, v, k}] = f;
           if (auto r = Exec(t, k)) program_.AddRow({{f, 1.0}, {*r, -1.0}}, 0.0);
           program_.AddRow({{f, 1.0}, {s_.at({t + 1, v}), 1.0}}, 1.0);
           for (int32_t u : users_[v]) {
@@ -356,6 +521,10 @@ class Builder {
   std::map<ValueId, std::vector<int32_t>> users_;
   Program program_;
   int peak_col_ = 0;
+  int frees_ = 0;
+  std::map<std::tuple<int32_t, ValueId, int32_t>, int> f_;  ///< (stage, value, step) -> free column
+  int64_t scale_bytes_ = 1;
+  double cost_scale_ = 0;
   double unit_ = 1.0;  ///< bytes per unit of the memory rows
   std::map<std::pair<int32_t, int32_t>, int> r_;  ///< (stage, step) -> column
   std::map<std::pair<int32_t, ValueId>, int> s_;  ///< (stage, value) -> column
@@ -368,6 +537,47 @@ Expected<RematReferenceResult> SolveRematReference(const Graph& graph, const Sca
                                                    const DimBindings& dims, const RematReferenceOptions& options) {
   if (scan.order.order.empty()) return InvalidInput("the graph has no steps to schedule");
   return Builder(graph, scan, dims, options).Run();
+}
+
+Expected<RematReferenceProgramInfo> WriteRematReferenceProgram(const Graph& graph, const ScanResult& scan,
+                                                               const DimBindings& dims,
+                                                               const RematReferenceOptions& options,
+                                                               const std::string& mps_path,
+                                                               const std::string& start_path) {
+  if (scan.order.order.empty()) return InvalidInput("the graph has no steps to schedule");
+  return Builder(graph, scan, dims, options).Write(mps_path, start_path);
+}
+
+Expected<std::vector<std::vector<int32_t>>> RematStagesOfRewrite(const ScanResult& scan,
+                                                                 const ExecutionOrder& rewritten_order,
+                                                                 const std::vector<NodeId>& new_id,
+                                                                 const std::vector<NodeId>& clone_id,
+                                                                 const std::vector<NodeId>& clone_original) {
+  const size_t n = scan.order.order.size();
+  std::map<NodeId, int32_t> step_of_new;  // rewritten id of an original step -> its step
+  for (size_t t = 0; t < n; ++t) step_of_new[new_id[scan.order.order[t]]] = static_cast<int32_t>(t);
+  std::map<NodeId, NodeId> original_of_clone;
+  for (size_t k = 0; k < clone_id.size(); ++k) original_of_clone[clone_id[k]] = clone_original[k];
+  std::vector<std::vector<int32_t>> stages(n);
+  std::vector<int32_t> pending;
+  int32_t last = -1;
+  for (NodeId id : rewritten_order.order) {
+    if (auto it = step_of_new.find(id); it != step_of_new.end()) {
+      if (it->second <= last) return InternalError("the rewritten order runs the original steps out of order");
+      last = it->second;
+      stages[static_cast<size_t>(last)] = std::move(pending);
+      pending.clear();
+      continue;
+    }
+    auto clone = original_of_clone.find(id);
+    if (clone == original_of_clone.end()) return InternalError("a rewritten node is neither a step nor a clone");
+    const int32_t original = scan.order.position[clone->second];
+    if (original <= last) pending.push_back(original);
+    else return InternalError("a clone runs before the step it recomputes");
+  }
+  if (!pending.empty()) return InternalError("clones run after the last step");
+  for (auto& stage : stages) std::sort(stage.begin(), stage.end());
+  return stages;
 }
 
 }  // namespace memopt

@@ -3,7 +3,10 @@
 // Checkmate (Jain et al., MLSys 2020) over memopt's own step order and byte accounting.
 //
 // Stage t runs step t of the scan's execution order and may first run again (recompute) any
-// earlier step that is recomputable, in order. Per stage t:
+// earlier step that is recomputable, in order: not random, and, with a YieldOp boundary, not
+// downstream of it (there the backward order is ONNX Runtime's, and a clone reading a backward
+// value runs as soon as it is ready, not where placed; clones of forward steps and of backward
+// constants run right before their reader). Per stage t:
 //   R[t][i]    step i < t is recomputed in stage t (step t itself always runs);
 //   S[t][v]    value v is resident when stage t starts (kept from an earlier stage);
 //   F[t][v][k] value v is freed right after step k of stage t (k produces or reads v).
@@ -24,6 +27,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "analysis/scan.h"
@@ -39,6 +43,12 @@ struct RematReferenceOptions {
   std::optional<int64_t> budget;
   bool allow_recompute = true;  ///< false: the original schedule, no step run twice
   double time_limit_seconds = 60;
+  /// Per stage, the earlier steps it recomputes (RematReferenceResult::recomputed): with it, the
+  /// recomputations are fixed and only what stays resident is chosen; the result is the peak (or,
+  /// with a budget, whether it is met) of that schedule. Not given: the solver chooses.
+  std::optional<std::vector<std::vector<int32_t>>> fixed;
+  /// A schedule the search starts from (same form as `fixed`); ignored when it is not feasible.
+  std::optional<std::vector<std::vector<int32_t>>> start;
 };
 
 struct RematReferenceResult {
@@ -56,5 +66,33 @@ struct RematReferenceResult {
 /// the peak estimate). Steps that never run twice: YieldOp, random ops, and steps with no outputs.
 Expected<RematReferenceResult> SolveRematReference(const Graph& graph, const ScanResult& scan,
                                                    const DimBindings& dims, const RematReferenceOptions& options);
+
+/// The program as a free MPS file for other solvers (scripts/remat_reference.py gives it to
+/// HiGHS), columns named "peak", "R_<stage>_<step>", "S_<stage>_<value id>" and "F_<n>", and, when
+/// options.start is given and feasible, that schedule's column values ("<name> <value>" lines) at
+/// `start_path`. The objective is `objective_scale` times the peak in bytes (plus the tie-breaking
+/// recompute cost below one byte) without a budget, times the recompute cost in seconds with one.
+struct RematReferenceProgramInfo {
+  double objective_scale = 1;  ///< objective units per peak byte (no budget) or per second (budget)
+  int stages = 0;
+  int columns = 0;
+  int rows = 0;
+  bool start_written = false;
+};
+Expected<RematReferenceProgramInfo> WriteRematReferenceProgram(const Graph& graph, const ScanResult& scan,
+                                                               const DimBindings& dims,
+                                                               const RematReferenceOptions& options,
+                                                               const std::string& mps_path,
+                                                               const std::string& start_path);
+
+/// A rewritten graph's schedule in the reference's terms: per stage (step of `scan`'s order), the
+/// original steps whose clones run before it (clones after the last step belong to no stage and
+/// are an error, as are clones of steps that are not earlier). `clone_original[k]` is the original
+/// node of the rewritten graph's k-th clone, `clone_id[k]` its node id there.
+Expected<std::vector<std::vector<int32_t>>> RematStagesOfRewrite(const ScanResult& scan,
+                                                                 const ExecutionOrder& rewritten_order,
+                                                                 const std::vector<NodeId>& new_id,
+                                                                 const std::vector<NodeId>& clone_id,
+                                                                 const std::vector<NodeId>& clone_original);
 
 }  // namespace memopt

@@ -51,6 +51,13 @@ TEST_CASE("remat reference: recomputation lowers the MLP's peak, and a budget be
   REQUIRE(best.ok());
   REQUIRE(best->feasible);
   CHECK(best->peak_bytes <= s.scan.peak.peak_bytes);
+  if (best->optimal) {
+    RematReferenceOptions replay;
+    replay.fixed = best->recomputed;
+    auto replayed = SolveRematReference(s.model.graph, s.scan, s.dims, replay);
+    REQUIRE(replayed.ok());
+    CHECK(replayed->peak_bytes == best->peak_bytes);
+  }
   INFO("lowest peak " << best->peak_bytes << " of " << s.scan.peak.peak_bytes << ", " << best->recomputations
                       << " recomputations");
   if (best->peak_bytes < s.scan.peak.peak_bytes) {
@@ -102,6 +109,21 @@ g (float[256] x) => (float[256] y) {
   // The stage of `e` runs Relu again.
   const auto position = [&](const std::string& name) { return s.scan.order.position[testing::FindNode(s.model.graph, name)->id]; };
   CHECK(best->recomputed[static_cast<size_t>(position("e"))] == std::vector<int32_t>{position("a")});
+  // The schedule replayed (recomputations fixed, the best residency simulated) has the solver's peak.
+  RematReferenceOptions replay;
+  replay.fixed = best->recomputed;
+  auto replayed = SolveRematReference(s.model.graph, s.scan, s.dims, replay);
+  REQUIRE(replayed.ok());
+  CHECK(replayed->feasible);
+  CHECK(replayed->peak_bytes == best->peak_bytes);
+  CHECK(replayed->recomputations == 1);
+  // A schedule that recomputes a later step is refused with the stage named.
+  RematReferenceOptions bad;
+  bad.fixed = std::vector<std::vector<int32_t>>(s.scan.order.order.size());
+  (*bad.fixed)[static_cast<size_t>(position("a"))] = {position("e")};
+  auto refused = SolveRematReference(s.model.graph, s.scan, s.dims, bad);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().message().find("node 'a'") != std::string::npos);
 }
 
 }  // namespace
