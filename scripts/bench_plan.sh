@@ -7,7 +7,7 @@
 #     (100,047 nodes), its optimality or gap, and of the greedy search where it finishes in
 #     reasonable time (BENCH_GREEDY_MAX_LAYERS); the growth of the integer program's time with the
 #     node count (least-squares exponent over the synthetic graphs);
-#   * at the peak of ORT level 1, of level 2 (`plan --level 1|2`) and of per-layer checkpointing
+#   * at the peak of ORT level 1, of level 2 (`plan --level 1|2`) and of per-block checkpointing
 #     (every activation inside each transformer layer recomputed from the layer input, PyTorch's
 #     checkpoint(layer); `plan --sweep`'s reference point): the compute memopt's budget plan adds
 #     to reach the same peak, as a ratio to what the reference adds;
@@ -54,12 +54,12 @@ if b.get('planner') == 'integer program':
 print('%.3f %d %.9g %s %s' % ($end - $start, j['peak']['bytes'], j['rewritten']['added_seconds_estimate'], b.get('met', True), opt))"
 }
 
-# checkpoint_ref ARGS... -> "peak_bytes added_compute" of per-layer checkpointing (plan --sweep's
+# checkpoint_ref ARGS... -> "peak_bytes added_compute" of per-block checkpointing (plan --sweep's
 # reference point), or "- -" for a graph without transformer layers.
 checkpoint_ref() {
   "$memopt" -qq plan "$@" --sweep --sweep-points 2 --format json -o - | "$python" -c "
 import json, sys
-refs = [r for r in json.load(sys.stdin)['references'] if r['label'] == 'per-layer checkpointing']
+refs = [r for r in json.load(sys.stdin)['references'] if r['label'] == 'per-block checkpointing']
 print('%d %.9g' % (refs[0]['peak'], refs[0]['added_seconds_estimate']) if refs else '- -')"
 }
 

@@ -1,7 +1,7 @@
 // The trade-off between peak memory and added compute (plan --sweep): budget plans for budgets
 // from the unoptimized peak down to the lowest peak the candidates reach (every candidate at once,
 // or lower: found by bisection on the budgets the integer program meets), evenly spaced, each
-// planned by the budget planner (plan/budget_planner.h). Reference points (ORT's levels, per-layer
+// planned by the budget planner (plan/budget_planner.h). Reference points (ORT's levels, per-block
 // checkpointing) are computed by the caller and drawn beside the curve (report/sweep_plot.h).
 #pragma once
 
@@ -25,7 +25,7 @@ struct SweepOptions {
 
 /// One point of the trade-off: a budget plan, or a reference (label set, budget 0).
 struct SweepPoint {
-  std::string label;        ///< "budget 85%", "ORT level 1", "per-layer checkpointing"
+  std::string label;        ///< "budget 85%", "ORT level 1", "per-block checkpointing"
   int64_t budget_bytes = 0;  ///< 0 for references
   bool met = true;
   int64_t peak_bytes = 0;
@@ -44,7 +44,7 @@ struct SweepResult {
 
 Expected<SweepResult> SweepBudgets(const PlanEvaluator& evaluator, const SweepOptions& options);
 
-/// A reference point from an evaluation (ORT level plans, per-layer checkpointing).
+/// A reference point from an evaluation (ORT level plans, per-block checkpointing).
 SweepPoint ReferencePoint(const std::string& label, const PlanEvaluation& e);
 
 }  // namespace memopt

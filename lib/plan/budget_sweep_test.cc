@@ -72,7 +72,7 @@ TEST_CASE("budget sweep: one point when no plan lowers the peak", "[plan][sweep]
   CHECK(sweep->points[0].met);
 }
 
-TEST_CASE("per-layer checkpointing: every stash inside a layer recomputed, the layer inputs kept", "[plan][sweep]") {
+TEST_CASE("per-block checkpointing: every stash inside a layer recomputed, the layer inputs kept", "[plan][sweep]") {
   testing::Scanned s = TinyGpt2();
   const ScanResult layers = LayerCheckpointScan(s.model.graph, s.scan);
   REQUIRE_FALSE(layers.plans.empty());

@@ -57,7 +57,7 @@ render() {
 
 # A forward-only model from the source tree (no boundary: one phase).
 render tiny 4 scan "$src_dir/tests/data/tiny_external/model.onnx"
-# The plan --sweep frontier: the budget plans plus ORT level 1, level 2 and per-layer checkpointing.
+# The plan --sweep frontier: the budget plans plus ORT level 1, level 2 and per-block checkpointing.
 page_option=--plot render gpt2_tiny_sweep 4 plan "$src_dir/tests/data/plan/gpt2_tiny_2layer.onnx" \
   --dims batch=4,seq_len=64 --sweep --sweep-points 5
 if [[ -d $data_dir ]]; then

@@ -246,7 +246,7 @@ std::function<int()> SetupPlan(CLI::App& app, const GlobalOptions& globals) {
                  "FILE.svg (static); - = SVG on stdout");
   app.add_flag("--sweep", args->sweep,
                "plan budgets from the unoptimized peak down to the lowest reachable one and print the frontier "
-               "(peak vs added compute) with ORT level 1, level 2 and per-layer checkpointing beside it; -o writes "
+               "(peak vs added compute) with ORT level 1, level 2 and per-block checkpointing beside it; -o writes "
                "that report");
   app.add_option("--sweep-points", args->sweep_points, "budgets of --sweep, both ends included")
       ->check(CLI::Range(2, 200))

@@ -38,7 +38,7 @@ Expected<SweepPoint> LevelReference(const SweepRequest& r, const ScanResult& sca
   return ReferencePoint(fmt::format("ORT level {}", level), e);
 }
 
-/// Per-layer checkpointing (plan/layer_checkpoint.h) on ORT's level-1 scan; nullopt without
+/// Per-block checkpointing (plan/layer_checkpoint.h) on ORT's level-1 scan; nullopt without
 /// transformer layers.
 Expected<std::optional<SweepPoint>> CheckpointReference(const SweepRequest& r, const ScanResult& level1) {
   const ScanResult layers = LayerCheckpointScan(*r.graph, level1);
@@ -49,7 +49,7 @@ Expected<std::optional<SweepPoint>> CheckpointReference(const SweepRequest& r, c
     if (ev.spec_builder().Supported(p)) plans.push_back(p);
   }
   MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation e, ev.Evaluate(plans));
-  return std::optional<SweepPoint>(ReferencePoint("per-layer checkpointing", e));
+  return std::optional<SweepPoint>(ReferencePoint("per-block checkpointing", e));
 }
 
 std::string Percent(int64_t part, int64_t whole) {

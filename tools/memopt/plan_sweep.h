@@ -1,5 +1,5 @@
 // memopt plan --sweep: the peak / added-compute frontier of budget plans, with ORT level 1,
-// ORT level 2 and per-layer checkpointing as reference points (docs/plan.md, "The trade-off").
+// ORT level 2 and per-block checkpointing as reference points (docs/plan.md, "The trade-off").
 #pragma once
 
 #include <string>
