@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "plan/cost_model.h"
 
@@ -104,7 +105,9 @@ Expected<std::unique_ptr<PlannedConfig>> PlanConfig(const ScannedModel& model, c
   if (!selection.ok()) return selection.status().WithContext("internal config");
   out->selection = std::move(selection).value();
   if (out->planned && out->selection.plans != out->planned->plans) {
-    return InternalError("the written config does not select the planned occurrences");
+    return InternalError(fmt::format("the written config [{}] selects plans [{}], not the planned [{}]",
+                                     fmt::join(ConfigLines(out->config), ", "), fmt::join(out->selection.plans, ","),
+                                     fmt::join(out->planned->plans, ",")));
   }
   auto outcome = EvaluatePlanExactly(graph, model.scan, out->selection.plans, model.dims);
   if (!outcome.ok()) return outcome.status().WithContext(model.name);

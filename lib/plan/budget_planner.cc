@@ -423,6 +423,13 @@ Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const B
   BudgetPlanResult out = take_a ? std::move(a) : std::move(b);
   if (take_a && b.all_candidates.peak_bytes < out.all_candidates.peak_bytes) out.all_candidates = b.all_candidates;
   out.evaluations = evaluations;
+  // A split implies its plan (RewriteSpecBuilder::Build): list it, as the written config selects it.
+  const size_t chosen = out.plans.size();
+  for (size_t i = 0; i < chosen; ++i) {
+    if (builder.IsSplit(out.plans[i])) out.plans.push_back(builder.BasePlan(out.plans[i]));
+  }
+  std::sort(out.plans.begin(), out.plans.end());
+  out.plans.erase(std::unique(out.plans.begin(), out.plans.end()), out.plans.end());
   return out;
 }
 
