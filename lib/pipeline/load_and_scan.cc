@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "plan/layer_checkpoint.h"
 #include "shape/dims_check.h"
 #include "util/closest_match.h"
 
@@ -169,6 +170,7 @@ Expected<std::unique_ptr<ScannedModel>> LoadAndScan(const ScanRequest& request, 
   auto scan = Scan(out->graph(), out->options);
   if (!scan.ok()) return scan.status().WithContext(request.model);
   out->scan = std::move(scan).value();
+  if (request.checkpoint_plans) out->scan = WithCheckpointPlans(out->graph(), out->scan);
   out->scan_ms = MsSince(start);
   return out;
 }

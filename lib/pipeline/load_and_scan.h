@@ -61,6 +61,9 @@ struct ScanRequest {
   std::string op_table;
   int level = 1;
   std::string boundary;
+  /// Also the per-block checkpoint plans (plan/layer_checkpoint.h, WithCheckpointPlans): memopt's
+  /// model for budget plans, and apply of a config that names them.
+  bool checkpoint_plans = false;
 };
 
 /// A scanned model. Held behind a pointer: `options.op_table` points into it.

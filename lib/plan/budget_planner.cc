@@ -7,6 +7,8 @@
 #include <string>
 #include <utility>
 
+#include "plan/layer_checkpoint.h"
+
 namespace memopt {
 namespace {
 
@@ -355,8 +357,13 @@ std::string_view PlanMethodName(PlanMethod method) {
 
 Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const BudgetPlanOptions& options) {
   const RewriteSpecBuilder& builder = evaluator.spec_builder();
+  // memopt's own plans (splits, and checkpoint plans: plan/layer_checkpoint.h) are planned in a
+  // second pass, as below; ORT's plans first.
   std::vector<size_t> plain, splits;
-  for (size_t c : options.candidates) (builder.IsSplit(c) ? splits : plain).push_back(c);
+  for (size_t c : options.candidates) {
+    const bool own = builder.IsSplit(c) || IsCheckpointCluster(builder.scan().plans[c].cluster_id);
+    (own ? splits : plain).push_back(c);
+  }
   if (!options.groups.empty() || splits.empty()) return PlanOnce(evaluator, options);
   // With splits the program's units interact more (a plan's splits share its keys), its
   // interaction groups grow past what it models exactly, and its relaxation gets much harder: the
@@ -388,8 +395,12 @@ Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const B
     for (size_t sp : splits) {
       const size_t p = builder.BasePlan(sp);
       const std::vector<NodeId>& readers = builder.Readers(p);
+      if (readers.empty()) continue;
+      // A split: the gap between its two readers; a checkpoint plan: from its entry to the first
+      // backward reader (the span the stashed value is dropped for).
       const int32_t j = builder.SplitReader(sp);
-      const int32_t from = scan.order.position[readers[static_cast<size_t>(j - 1)]] + 1;
+      const int32_t from = j == 0 ? scan.order.position[scan.plans[p].entry] + 1
+                                  : scan.order.position[readers[static_cast<size_t>(j - 1)]] + 1;
       const int32_t to = scan.order.position[readers[static_cast<size_t>(j)]];  // exclusive
       if (from < 0 || to <= from || hot_before[static_cast<size_t>(to)] == hot_before[static_cast<size_t>(from)]) continue;
       int64_t bytes = 0;

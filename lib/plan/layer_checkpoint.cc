@@ -162,4 +162,30 @@ ScanResult LayerCheckpointScan(const Graph& graph, const ScanResult& scan) {
   return out;
 }
 
+bool IsCheckpointCluster(std::string_view cluster_id) { return cluster_id.rfind("checkpoint(", 0) == 0; }
+
+ScanResult WithCheckpointPlans(const Graph& graph, const ScanResult& scan) {
+  ScanResult checkpoints = LayerCheckpointScan(graph, scan);
+  if (checkpoints.plans.empty()) return scan;
+  ScanResult out = scan;
+  std::vector<RecomputePlan> merged;
+  merged.reserve(scan.plans.size() + checkpoints.plans.size());
+  const ExecutionOrder& order = scan.order;
+  size_t i = 0;
+  for (RecomputePlan& c : checkpoints.plans) {
+    // Both lists are in reverse execution order of their entries: merge, a node's own plans first.
+    while (i < scan.plans.size() && order.position[scan.plans[i].entry] >= order.position[c.entry]) {
+      merged.push_back(scan.plans[i++]);
+    }
+    bool same = false;
+    for (size_t k = merged.size(); k-- > 0 && merged[k].entry == c.entry;) {
+      same = same || (merged[k].type() == 1 && merged[k].subgraph == c.subgraph);
+    }
+    if (!same) merged.push_back(std::move(c));
+  }
+  while (i < scan.plans.size()) merged.push_back(scan.plans[i++]);
+  out.plans = std::move(merged);
+  return out;
+}
+
 }  // namespace memopt

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/scan.h"
@@ -37,7 +38,19 @@ struct CheckpointBlocks {
 CheckpointBlocks FindCheckpointBlocks(const Graph& graph, const ScanResult& scan);
 
 /// `scan` with its plans replaced by the per-block checkpoint plans (reverse execution order of
-/// their entries, as ScanResult::plans); no plans when the graph has no blocks.
+/// their entries, as ScanResult::plans); no plans when the graph has no blocks. Their cluster ids
+/// are "checkpoint(<block>)".
 ScanResult LayerCheckpointScan(const Graph& graph, const ScanResult& scan);
+
+/// True for the cluster id of a checkpoint plan, "checkpoint(<block>)".
+bool IsCheckpointCluster(std::string_view cluster_id);
+
+/// `scan` with the checkpoint plans added to its own, so that the budget planner can choose them
+/// one by one (memopt's model, plan --checkpoints on) and a config can name them
+/// ("checkpoint(model.layers.0):1:-1"; ONNX Runtime ignores the id). ScanResult::plans order is
+/// kept (reverse execution order of the entries; a node's own plans before its checkpoint plan);
+/// a checkpoint plan that recomputes exactly what the node's own type-1 plan does is left out.
+/// The groups (the scan's table) are unchanged.
+ScanResult WithCheckpointPlans(const Graph& graph, const ScanResult& scan);
 
 }  // namespace memopt

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "io/temp_file.h"
 #include "pipeline/plan_pipeline.h"
+#include "plan/layer_checkpoint.h"
 #include "rewrite/model_writer.h"
 #include "verify/verify_rewrite.h"
 #include "report/timeline_render.h"
@@ -156,11 +157,17 @@ int RunApply(const ApplyArgs& args, const GlobalOptions& globals) {
   OutputFormat format;
   CountSemantics semantics;
   if (Status usage = CheckApplyArgs(args, &format, &semantics); !usage.ok()) return ReportError(usage);
-  auto model = LoadAndScan({args.model, args.dims, args.ops, args.op_table, args.level, args.boundary});
-  if (!model.ok()) return ReportError(model.status());
-  const ScannedModel& m = **model;
   auto config = ReadConfig(args.config);
   if (!config.ok()) return ReportError(config.status());
+  // A config that names checkpoint plans (plan --checkpoints on) is matched against them too.
+  bool checkpoints = false;
+  for (const ConfigEntry& e : config->entries) checkpoints = checkpoints || IsCheckpointCluster(e.cluster_id);
+  for (const ConfigSelector& s : config->selectors) checkpoints = checkpoints || IsCheckpointCluster(s.cluster_id);
+  for (const ConfigSplit& s : config->splits) checkpoints = checkpoints || IsCheckpointCluster(s.cluster_id);
+  auto model =
+      LoadAndScan({args.model, args.dims, args.ops, args.op_table, args.level, args.boundary, checkpoints});
+  if (!model.ok()) return ReportError(model.status());
+  const ScannedModel& m = **model;
   auto selection = SelectForApply(args, m, *config, semantics, globals);
   if (!selection.ok()) return ReportError(selection.status());
   auto outcome = EvaluatePlanExactly(m.graph(), m.scan, selection->plans, m.dims);

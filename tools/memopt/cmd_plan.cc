@@ -34,6 +34,7 @@ struct PlanArgs {
   std::string objective = "time";
   std::string target = "memopt";
   std::string splits = "on";
+  std::string checkpoints = "on";
   std::string planner = "ilp";
   bool sweep = false;
   int sweep_points = 10;
@@ -68,6 +69,9 @@ Status CheckPlanArgs(const PlanArgs& args, bool budget_mode, OutputFormat* forma
   }
   if (args.splits != "on" && args.splits != "off") {
     return UsageError("unknown --splits '" + args.splits + "'; use on or off");
+  }
+  if (args.checkpoints != "on" && args.checkpoints != "off") {
+    return UsageError("unknown --checkpoints '" + args.checkpoints + "'; use on or off");
   }
   if (args.sweep && !args.budget.empty()) return UsageError("--sweep plans its own budgets; drop --budget");
   if (!args.plot.empty() && !args.sweep) return UsageError("--plot draws the --sweep frontier; add --sweep");
@@ -174,7 +178,10 @@ int RunPlan(const PlanArgs& args, const GlobalOptions& globals, bool budget_mode
   if (!budget_mode && (args.objective != "time" || args.planner != "ilp") && globals.verbosity >= 0) {
     PrintWarning("--objective and --planner apply to --budget plans only; a --level plan takes every plan of the level");
   }
-  auto model = LoadAndScan({args.model, args.dims, args.ops, args.op_table, args.level, args.boundary});
+  // memopt's model adds the per-block checkpoint plans to the budget planner's candidates.
+  const bool checkpoints = (budget_mode || args.sweep) && args.target == "memopt" && args.checkpoints == "on";
+  auto model =
+      LoadAndScan({args.model, args.dims, args.ops, args.op_table, args.level, args.boundary, checkpoints});
   if (!model.ok()) return ReportError(model.status());
   if (args.sweep) return RunSweep(args, **model, plan_request, format, globals);
 
@@ -235,6 +242,11 @@ std::function<int()> SetupPlan(CLI::App& app, const GlobalOptions& globals) {
                  "with --budget or --sweep and --target memopt: on (also memopt's split model: several clones of "
                  "a value, one per group of its backward readers; default) or off (ORT's model only: one clone per "
                  "recomputed value)")
+      ->default_val("on");
+  app.add_option("--checkpoints", args->checkpoints,
+                 "with --budget or --sweep and --target memopt: on (the planner may also recompute a block's "
+                 "activations from the block's input, as checkpoint(block) does, value by value: config ids "
+                 "\"checkpoint(<block>)\"; default) or off")
       ->default_val("on");
   app.add_option("--dims", args->dims, "bind symbolic dims, e.g. batch=8,seq_len=512");
   AddOpTableOptions(app, args->ops, args->op_table, "; give apply the same --ops and --op-table");

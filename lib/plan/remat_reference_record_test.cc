@@ -1,0 +1,190 @@
+// memopt's plans against the exact reference of the general rematerialization problem, on every
+// small test graph (issue "Plans from the whole rematerialization space"). The reference's best
+// schedules are solved outside the tests (scripts/remat_reference.py: HiGHS on the program of
+// plan/remat_reference.h, started from memopt's own plan) and recorded in
+// tests/data/remat_reference/*.json. Here:
+//   * every recorded schedule, replayed through memopt's accounting, has the recorded peak and
+//     added seconds (the records stay true to the accounting they were solved under);
+//   * memopt's plan for each target, written as the reference's stages, has the peak memopt
+//     predicts (the two accountings agree on memopt's own plans);
+//   * memopt's lowest peak is within 1% of the reference's, and at each budget the reference meets
+//     memopt meets it too, for at most 1% more added compute (plus 1 ps);
+//   * except where kKnownGaps says memopt is further off (the open part of that issue): there
+//     memopt must not get worse than the figure listed, and the gap must still be there (an entry
+//     that memopt closes fails until it is removed).
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "helpers/plan_test_util.h"
+#include "pipeline/load_and_scan.h"
+#include "pipeline/plan_pipeline.h"
+#include "plan/budget_sweep.h"
+#include "plan/remat_reference.h"
+
+namespace memopt {
+namespace {
+
+using Stages = std::vector<std::vector<int32_t>>;
+
+/// Targets where memopt's plan is more than 1% off the reference's best schedule, with memopt's
+/// figure when recorded: the lowest peak in bytes, or the added compute in seconds at a budget.
+struct KnownGap {
+  const char* graph;
+  const char* target;
+  double memopt;
+};
+constexpr KnownGap kKnownGaps[] = {
+    // The reference recomputes the block's BatchNorm-ReLU-Conv chain twice, for the BatchNorm and
+    // the convolution gradients apart, and the stem's chain once more for the block's first
+    // convolution gradient (a schedule outside memopt's model): 783,316 B.
+    {"convnet_residual", "lowest", 914232},
+    // The reference meets 0.7 for 4.80e-7 s (optimal), memopt for 6.034e-7 s.
+    {"convnet_residual", "0.7", 6.034e-7},
+};
+
+const KnownGap* FindGap(const std::string& graph, const std::string& target) {
+  for (const KnownGap& gap : kKnownGaps) {
+    if (graph == gap.graph && target == gap.target) return &gap;
+  }
+  return nullptr;
+}
+
+std::vector<nlohmann::json> Records() {
+  std::vector<nlohmann::json> records;
+  const std::filesystem::path dir = testing::SourcePath("tests/data/remat_reference");
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".json") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& file : files) {
+    std::ifstream in(file);
+    std::stringstream text;
+    text << in.rdbuf();
+    records.push_back(nlohmann::json::parse(text.str()));
+  }
+  return records;
+}
+
+/// The stages of a recorded schedule ({"stage": [steps]}) over `steps` stages.
+Stages RecordedStages(const nlohmann::json& schedule, size_t steps) {
+  Stages stages(steps);
+  for (const auto& [stage, list] : schedule.items()) stages[std::stoul(stage)] = list.get<std::vector<int32_t>>();
+  return stages;
+}
+
+struct MemoptPlan {
+  bool met = false;
+  int64_t peak = 0;
+  double added_seconds = 0;
+  int64_t replayed_peak = 0;  ///< its stages through the reference's accounting
+};
+
+MemoptPlan PlanAt(const ScannedModel& model, int64_t budget) {
+  PlanRequest request;
+  request.level = model.options.level;
+  request.budget = SizeSpec{false, budget, 0.0};
+  auto planned = PlanConfig(model, request);
+  INFO(planned.status().message());
+  REQUIRE(planned.ok());
+  const PlanOutcome& outcome = (*planned)->outcome;
+  MemoptPlan plan;
+  plan.met = (*planned)->planned && (*planned)->planned->met;
+  plan.peak = outcome.peak.peak_bytes;
+  plan.added_seconds = outcome.added_seconds;
+  std::vector<NodeId> originals;
+  for (const auto& clone : outcome.spec.clones) originals.push_back(clone.original);
+  auto stages = RematStagesOfRewrite(model.scan, outcome.rewritten.order, outcome.rewritten.new_id,
+                                     outcome.rewritten.clone_id, originals);
+  INFO(stages.status().message());
+  REQUIRE(stages.ok());
+  RematReferenceOptions fixed;
+  fixed.fixed = *stages;
+  auto replay = SolveRematReference(model.graph(), model.scan, model.dims, fixed);
+  INFO(replay.status().message());
+  REQUIRE(replay.ok());
+  plan.replayed_peak = replay->peak_bytes;
+  return plan;
+}
+
+TEST_CASE("remat reference records: memopt within 1% of the general optimum on small graphs",
+          "[plan][remat_reference]") {
+  for (const nlohmann::json& record : Records()) {
+    const std::string name = record.at("name");
+    INFO("graph " << name);
+    ScanRequest request;
+    if (record.at("shared")) {
+      auto path = testing::SharedData(record.at("model"));
+      if (!path) continue;  // marked skipped
+      request.model = *path;
+    } else {
+      request.model = testing::SourcePath(record.at("model"));
+    }
+    request.dims = record.at("dims");
+    request.ops = record.at("ops");
+    auto model = LoadAndScan(request);
+    INFO(model.status().message());
+    REQUIRE(model.ok());
+    const ScannedModel& m = **model;
+    REQUIRE(m.scan.peak.peak_bytes == record.at("unoptimized_peak").get<int64_t>());
+    REQUIRE(m.scan.order.order.size() == record.at("steps").get<size_t>());
+    for (const nlohmann::json& target : record.at("targets")) {
+      const std::string label = target.at("target");
+      INFO("target " << label);
+      const nlohmann::json& ref = target.at("reference");
+      if (!ref.is_null()) {
+        RematReferenceOptions fixed;
+        fixed.fixed = RecordedStages(ref.at("schedule"), m.scan.order.order.size());
+        auto replay = SolveRematReference(m.graph(), m.scan, m.dims, fixed);
+        INFO(replay.status().message());
+        REQUIRE(replay.ok());
+        CHECK(replay->peak_bytes == ref.at("peak").get<int64_t>());
+        CHECK(replay->added_seconds == Approx(ref.at("added_seconds").get<double>()).epsilon(1e-9).margin(1e-18));
+      }
+      int64_t budget = target.at("budget");
+      if (label == "lowest") {
+        PlanRequest plan_request;
+        plan_request.level = m.options.level;
+        auto setup = PrepareBudgetPlanning(m, plan_request);
+        REQUIRE(setup.ok());
+        SweepOptions sweep;
+        sweep.plan = setup->options;
+        sweep.points = 2;
+        auto swept = SweepBudgets(setup->evaluator, sweep);
+        REQUIRE(swept.ok());
+        budget = swept->lowest_peak;
+      }
+      const MemoptPlan plan = PlanAt(m, budget);
+      CHECK(plan.replayed_peak == plan.peak);
+      if (ref.is_null() || ref.at("peak").get<int64_t>() > target.at("budget").get<int64_t>()) continue;
+      const auto ref_peak = ref.at("peak").get<int64_t>();
+      const auto ref_seconds = ref.at("added_seconds").get<double>();
+      const KnownGap* gap = FindGap(name, label);
+      if (label == "lowest") {
+        INFO("memopt's lowest peak " << plan.peak << ", the reference's " << ref_peak);
+        if (gap != nullptr) {
+          CHECK(static_cast<double>(plan.peak) <= gap->memopt);
+          CHECK(static_cast<double>(plan.peak) > 1.01 * static_cast<double>(ref_peak));  // else: remove the entry
+        } else {
+          CHECK(static_cast<double>(plan.peak) <= 1.01 * static_cast<double>(ref_peak));
+        }
+      } else {
+        INFO("budget " << budget << ": memopt " << plan.peak << " B for " << plan.added_seconds << " s, the reference "
+                       << ref_peak << " B for " << ref_seconds << " s");
+        CHECK(plan.met);
+        if (gap != nullptr) {
+          CHECK(plan.added_seconds <= gap->memopt * (1 + 1e-6));
+          CHECK(plan.added_seconds > 1.01 * ref_seconds + 1e-12);  // else: remove the entry
+        } else {
+          CHECK(plan.added_seconds <= 1.01 * ref_seconds + 1e-12);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace memopt
