@@ -355,7 +355,61 @@ std::string_view PlanMethodName(PlanMethod method) {
   return "";
 }
 
+namespace {
+
+/// When `r` misses the budget: the cheapest plan set known to reach low peaks that meets it, if
+/// one does: every candidate at once, and every checkpoint plan at once (per-block
+/// checkpointing, plan/layer_checkpoint.h), which the program and the search can miss when
+/// checkpoint plans interact with the others.
+Status MeetWithKnownSets(const PlanEvaluator& evaluator, const BudgetPlanOptions& options, BudgetPlanResult& r) {
+  if (r.met || !options.groups.empty()) return Status::Ok();
+  const RewriteSpecBuilder& builder = evaluator.spec_builder();
+  std::vector<size_t> checkpoints;
+  for (size_t c : options.candidates) {
+    if (!builder.IsSplit(c) && IsCheckpointCluster(builder.scan().plans[c].cluster_id)) checkpoints.push_back(c);
+  }
+  std::vector<std::vector<size_t>> sets;
+  // Every candidate: evaluated by the planner already (all_candidates); only when it meets.
+  if (r.all_candidates.peak_bytes <= options.budget_bytes) sets.push_back(options.candidates);
+  if (!checkpoints.empty()) sets.push_back(checkpoints);
+  const auto cost = [&](const PlanEvaluation& e) {
+    return options.objective == PlanObjective::kTime ? e.added_seconds : static_cast<double>(e.added_flops);
+  };
+  for (std::vector<size_t>& set : sets) {
+    MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation e, evaluator.Evaluate(set));
+    ++r.evaluations;
+    if (e.peak_bytes > options.budget_bytes || (r.met && cost(e) >= cost(r.evaluation))) continue;
+    r.met = true;
+    r.plans = std::move(set);
+    r.evaluation = std::move(e);
+    r.method = PlanMethod::kGreedySearch;  // no optimality bound
+    r.optimal = false;
+    r.gap = -1;
+  }
+  return Status::Ok();
+}
+
+Expected<BudgetPlanResult> PlanForBudgetPasses(const PlanEvaluator& evaluator, const BudgetPlanOptions& options);
+
+}  // namespace
+
 Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const BudgetPlanOptions& options) {
+  MEMOPT_ASSIGN_OR_RETURN(BudgetPlanResult r, PlanForBudgetPasses(evaluator, options));
+  MEMOPT_RETURN_IF_ERROR(MeetWithKnownSets(evaluator, options, r));
+  // A split implies its plan (RewriteSpecBuilder::Build): list it, as the written config selects it.
+  const RewriteSpecBuilder& builder = evaluator.spec_builder();
+  const size_t chosen = r.plans.size();
+  for (size_t i = 0; i < chosen; ++i) {
+    if (builder.IsSplit(r.plans[i])) r.plans.push_back(builder.BasePlan(r.plans[i]));
+  }
+  std::sort(r.plans.begin(), r.plans.end());
+  r.plans.erase(std::unique(r.plans.begin(), r.plans.end()), r.plans.end());
+  return r;
+}
+
+namespace {
+
+Expected<BudgetPlanResult> PlanForBudgetPasses(const PlanEvaluator& evaluator, const BudgetPlanOptions& options) {
   const RewriteSpecBuilder& builder = evaluator.spec_builder();
   // memopt's own plans (splits, and checkpoint plans: plan/layer_checkpoint.h) are planned in a
   // second pass, as below; ORT's plans first.
@@ -434,15 +488,10 @@ Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const B
   BudgetPlanResult out = take_a ? std::move(a) : std::move(b);
   if (take_a && b.all_candidates.peak_bytes < out.all_candidates.peak_bytes) out.all_candidates = b.all_candidates;
   out.evaluations = evaluations;
-  // A split implies its plan (RewriteSpecBuilder::Build): list it, as the written config selects it.
-  const size_t chosen = out.plans.size();
-  for (size_t i = 0; i < chosen; ++i) {
-    if (builder.IsSplit(out.plans[i])) out.plans.push_back(builder.BasePlan(out.plans[i]));
-  }
-  std::sort(out.plans.begin(), out.plans.end());
-  out.plans.erase(std::unique(out.plans.begin(), out.plans.end()), out.plans.end());
   return out;
 }
+
+}  // namespace
 
 PlanQuality QualityOf(const BudgetPlanResult& result) {
   if (result.method != PlanMethod::kIntegerProgram || result.gap < 0) return PlanQuality::kNoBound;

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "plan/layer_checkpoint.h"
+
 namespace memopt {
 
 SweepPoint ReferencePoint(const std::string& label, const PlanEvaluation& e) {
@@ -40,6 +42,19 @@ Expected<SweepResult> SweepBudgets(const PlanEvaluator& evaluator, const SweepOp
   MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation lowest, evaluator.Evaluate(all));
   out.unoptimized_peak = base.peak_bytes;
   out.lowest_peak = std::min(base.peak_bytes, lowest.peak_bytes);
+  // With checkpoint plans among the candidates, all of them at once (per-block checkpointing) may
+  // go lower than every candidate (PlanForBudget falls back on both).
+  {
+    const RewriteSpecBuilder& builder = evaluator.spec_builder();
+    std::vector<size_t> checkpoints;
+    for (size_t c : all) {
+      if (!builder.IsSplit(c) && IsCheckpointCluster(builder.scan().plans[c].cluster_id)) checkpoints.push_back(c);
+    }
+    if (!checkpoints.empty()) {
+      MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation e, evaluator.Evaluate(checkpoints));
+      out.lowest_peak = std::min(out.lowest_peak, e.peak_bytes);
+    }
+  }
   // Every candidate at once is not always the lowest peak (recomputing everything adds transients,
   // e.g. in ConvNets): bisect on budgets the integer program meets, to 0.5% of the peak.
   {
