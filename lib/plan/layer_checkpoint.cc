@@ -6,6 +6,7 @@
 
 #include "analysis/layer_boundary.h"
 #include "analysis/stashed.h"
+#include "rewrite/rewrite_spec.h"
 
 namespace memopt {
 
@@ -139,6 +140,10 @@ ScanResult LayerCheckpointScan(const Graph& graph, const ScanResult& scan) {
       }
     }
     for (NodeId n : members) seen[n] = 0;
+    // A clone of an unseeded random op would draw other numbers: no checkpoint through it.
+    if (!std::all_of(members.begin(), members.end(), [&](NodeId n) { return RecomputesIdentically(graph.nodes[n]); })) {
+      continue;
+    }
     std::sort(members.begin(), members.end(),
               [&](NodeId a, NodeId b) { return order.position[a] < order.position[b]; });
     RecomputePlan plan;

@@ -13,6 +13,7 @@
 #include "analysis/peak_estimate.h"
 #include "plan/cost_model.h"
 #include "rewrite/recompute_rewrite.h"
+#include "rewrite/rewrite_spec.h"
 
 namespace memopt {
 namespace {
@@ -22,9 +23,8 @@ struct GlpkDeleter {
 };
 
 bool NeverTwice(const Node& node) {
-  const std::string& op = node.op_type;
-  // Dropout runs again with the seed the rewrite gives it (rewrite/dropout_seed.h): the same mask.
-  return op == "YieldOp" || op.find("Random") != std::string::npos || op == "Bernoulli" || op == "Multinomial";
+  // Dropout runs again with the seed the rewrite gives it: the same mask (RecomputesIdentically).
+  return node.op_type == "YieldOp" || !RecomputesIdentically(node);
 }
 
 /// The program: columns, rows as (column, coefficient) lists with an upper bound.

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "ir/op_registry.h"
+
 namespace memopt {
 namespace {
 
@@ -30,6 +32,15 @@ bool NeedsDropoutSeed(const Node& node) {
   if (node.domain != "com.microsoft") return false;
   return node.op_type == "BitmaskDropout" || node.op_type == "BiasDropout" || node.op_type == "BitmaskBiasDropout" ||
          node.op_type == "BiasSoftmaxDropout";
+}
+
+bool RecomputesIdentically(const Node& node) {
+  if (node.HasAttr("seed") || NeedsDropoutSeed(node)) return true;
+  const OpDef* def = Ops().Find(node.domain, node.op_type, [](const OpDef& d) { return d.cpu.fn != nullptr; });
+  if (def != nullptr) return def->cpu.is_random == nullptr;
+  // No CPU kernel: by name, as the ops that draw numbers are named.
+  return node.op_type.find("Random") == std::string::npos && node.op_type != "Bernoulli" &&
+         node.op_type != "Multinomial" && node.op_type.find("Dropout") == std::string::npos;
 }
 
 int64_t DropoutSeedFor(const std::string& output_name) {

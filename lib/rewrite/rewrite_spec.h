@@ -121,6 +121,11 @@ class RewriteSpecBuilder {
 /// BitmaskBiasDropout, BiasSoftmaxDropout without a `seed` attribute.
 bool NeedsDropoutSeed(const Node& node);
 
+/// True when a clone of `node` computes what the node does: its CPU kernel draws no random numbers,
+/// or the node has a `seed` attribute, or the rewrite gives it one (NeedsDropoutSeed). Unseeded
+/// random ops (RandomNormalLike, Bernoulli, ...) would draw other numbers.
+bool RecomputesIdentically(const Node& node);
+
 /// The seed memopt gives such a node: the uint32 hash h = h * 101 + c over the characters of its
 /// first output's name (ORT adds a process-wide random seed; memopt stays deterministic).
 int64_t DropoutSeedFor(const std::string& output_name);

@@ -111,3 +111,28 @@ TEST_CASE("rewrite spec: a plan's splits share the first group with ORT's model"
 
 }  // namespace
 }  // namespace memopt
+
+namespace memopt {
+namespace {
+
+TEST_CASE("rewrite spec: which nodes a clone recomputes identically", "[rewrite][spec]") {
+  Model m = testing::TextModel(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[4] x) => (float[4] y) {
+  a = Relu(x)
+  b = RandomNormalLike(a)
+  c = RandomNormalLike <seed = 1.0> (a)
+  d, mask = Dropout(x)
+  e = Bernoulli(a)
+  y = Add(a, b)
+})", {"a", "b", "c", "d", "e", "y"});
+  const auto node = [&](const std::string& name) { return *testing::FindNode(m.graph, name); };
+  CHECK(RecomputesIdentically(node("a")));
+  CHECK_FALSE(RecomputesIdentically(node("b")));  // unseeded: other numbers
+  CHECK(RecomputesIdentically(node("c")));        // its own seed
+  CHECK(RecomputesIdentically(node("d")));        // the rewrite seeds Dropout
+  CHECK_FALSE(RecomputesIdentically(node("e")));
+}
+
+}  // namespace
+}  // namespace memopt
