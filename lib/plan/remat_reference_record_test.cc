@@ -125,6 +125,7 @@ TEST_CASE("remat reference records: memopt within 1% of the general optimum on s
     }
     request.dims = record.at("dims");
     request.ops = record.at("ops");
+    request.checkpoint_plans = true;  // memopt's model, as plan --budget/--sweep use it by default
     auto model = LoadAndScan(request);
     INFO(model.status().message());
     REQUIRE(model.ok());

@@ -77,6 +77,7 @@ int Run(int argc, char** argv) {
   request.model = argv[2];
   request.dims = argv[3];
   request.ops = argv[4];
+  request.checkpoint_plans = true;  // memopt's model, as plan --budget/--sweep use it by default
   auto model = LoadAndScan(request);
   if (!model.ok()) return Fail(model.status());
   const ScannedModel& m = **model;
