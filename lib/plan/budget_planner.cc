@@ -355,6 +355,14 @@ std::string_view PlanMethodName(PlanMethod method) {
   return "";
 }
 
+std::vector<size_t> CheckpointCandidates(const RewriteSpecBuilder& builder, const std::vector<size_t>& candidates) {
+  std::vector<size_t> out;
+  for (size_t c : candidates) {
+    if (!builder.IsSplit(c) && IsCheckpointCluster(builder.scan().plans[c].cluster_id)) out.push_back(c);
+  }
+  return out;
+}
+
 namespace {
 
 /// When `r` misses the budget: the cheapest plan set known to reach low peaks that meets it, if
@@ -363,11 +371,7 @@ namespace {
 /// checkpoint plans interact with the others.
 Status MeetWithKnownSets(const PlanEvaluator& evaluator, const BudgetPlanOptions& options, BudgetPlanResult& r) {
   if (r.met || !options.groups.empty()) return Status::Ok();
-  const RewriteSpecBuilder& builder = evaluator.spec_builder();
-  std::vector<size_t> checkpoints;
-  for (size_t c : options.candidates) {
-    if (!builder.IsSplit(c) && IsCheckpointCluster(builder.scan().plans[c].cluster_id)) checkpoints.push_back(c);
-  }
+  const std::vector<size_t> checkpoints = CheckpointCandidates(evaluator.spec_builder(), options.candidates);
   std::vector<std::vector<size_t>> sets;
   // Every candidate: evaluated by the planner already (all_candidates); only when it meets.
   if (r.all_candidates.peak_bytes <= options.budget_bytes) sets.push_back(options.candidates);

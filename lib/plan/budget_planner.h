@@ -88,6 +88,9 @@ std::vector<std::vector<size_t>> WholeClusterGroups(const ScanResult& scan, cons
 /// wins), in ScanResult::plans order.
 std::vector<size_t> BudgetCandidates(const ScanResult& scan, int level, const RewriteSpecBuilder& builder);
 
+/// The checkpoint plans among `candidates` (plan/layer_checkpoint.h; splits are not), in order.
+std::vector<size_t> CheckpointCandidates(const RewriteSpecBuilder& builder, const std::vector<size_t>& candidates);
+
 /// `candidates` and every split of them (RewriteSpecBuilder: one more clone group starting at each
 /// backward reader after the first), ascending: the candidates of memopt's own rewrite model.
 std::vector<size_t> WithSplits(const RewriteSpecBuilder& builder, const std::vector<size_t>& candidates);

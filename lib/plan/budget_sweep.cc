@@ -6,8 +6,6 @@
 
 #include <fmt/format.h>
 
-#include "plan/layer_checkpoint.h"
-
 namespace memopt {
 
 SweepPoint ReferencePoint(const std::string& label, const PlanEvaluation& e) {
@@ -45,11 +43,7 @@ Expected<SweepResult> SweepBudgets(const PlanEvaluator& evaluator, const SweepOp
   // With checkpoint plans among the candidates, all of them at once (per-block checkpointing) may
   // go lower than every candidate (PlanForBudget falls back on both).
   {
-    const RewriteSpecBuilder& builder = evaluator.spec_builder();
-    std::vector<size_t> checkpoints;
-    for (size_t c : all) {
-      if (!builder.IsSplit(c) && IsCheckpointCluster(builder.scan().plans[c].cluster_id)) checkpoints.push_back(c);
-    }
+    const std::vector<size_t> checkpoints = CheckpointCandidates(evaluator.spec_builder(), all);
     if (!checkpoints.empty()) {
       MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation e, evaluator.Evaluate(checkpoints));
       out.lowest_peak = std::min(out.lowest_peak, e.peak_bytes);
