@@ -55,9 +55,10 @@ print('%.3f %d %.9g %s %s' % ($end - $start, j['peak']['bytes'], j['rewritten'][
 }
 
 # checkpoint_ref ARGS... -> "peak_bytes added_compute" of per-block checkpointing (plan --sweep's
-# reference point), or "- -" for a graph without transformer layers.
+# reference point; the planner's checkpoint plans are off, which leaves that point as it is and
+# keeps the sweep fast on deep graphs), or "- -" for a graph without transformer layers.
 checkpoint_ref() {
-  "$memopt" -qq plan "$@" --sweep --sweep-points 2 --format json -o - | "$python" -c "
+  "$memopt" -qq plan "$@" --sweep --sweep-points 2 --checkpoints off --format json -o - | "$python" -c "
 import json, sys
 refs = [r for r in json.load(sys.stdin)['references'] if r['label'] == 'per-block checkpointing']
 print('%d %.9g' % (refs[0]['peak'], refs[0]['added_seconds_estimate']) if refs else '- -')"

@@ -5,7 +5,8 @@ For each graph (the small ConvNet and MLP fixtures, and the PyTorch 2.15 exports
 tests/data/torch_current after `memopt grad`: ResNet, U-Net, Mistral, Gemma), `memopt plan --sweep`
 with --ops extended in three models:
   * ORT's model (--splits off --checkpoints off): one clone per recomputed value;
-  * with splits (--checkpoints off): several clones of a value, one per group of readers;
+  * with splits, keeps and private chains (--checkpoints off): several clones of a value, one per
+    group of readers, the original kept for the first readers, and chains recomputed per group;
   * the full model (the defaults): also the per-block checkpoint plans;
 and beside them the sweep's references (ORT level 1 and 2, per-block checkpointing) and, where
 tests/data/remat_reference records it, the exact reference's best schedule (HiGHS,
@@ -40,7 +41,7 @@ GRAPHS = [
     ("Gemma, 4 x 64", "grad:tests/data/torch_current/gemma_noopt/model.onnx", "batch=4,seq_len=64", None),
 ]
 MODELS = [("ORT's model", ["--splits", "off", "--checkpoints", "off"]),
-          ("+ splits", ["--checkpoints", "off"]),
+          ("+ splits, keeps, private chains", ["--checkpoints", "off"]),
           ("+ checkpoint plans", [])]
 
 

@@ -3,6 +3,7 @@
 #include <glpk.h>
 
 #include <algorithm>
+#include <climits>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -191,7 +192,7 @@ std::vector<char> RoundLp(const std::vector<double>& lp_x, const std::vector<Row
 
 /// Solves the program over the active rows. Costs are scaled to at most 1, rows to the budget.
 Solve SolveActive(const std::vector<Row>& rows, const CloneCosts& clones, const ProgramUnits& program, double budget,
-                  double time_limit) {
+                  double time_limit, double root_time_limit) {
   glp_term_out(GLP_OFF);  // the library never prints
   std::unique_ptr<glp_prob, GlpkDeleter> lp(glp_create_prob());
   glp_set_obj_dir(lp.get(), GLP_MIN);
@@ -256,11 +257,15 @@ Solve SolveActive(const std::vector<Row>& rows, const CloneCosts& clones, const 
   glp_smcp lp_parm;
   glp_init_smcp(&lp_parm);
   lp_parm.msg_lev = GLP_MSG_OFF;
-  // The root relaxation runs to the end (it may take longer than the limit on 100k-node graphs,
-  // and without it there is no plan); the dives below run within the time left (a degenerate
-  // relaxation can otherwise run for minutes: split units of 96 layers near the lowest peak).
+  // The root relaxation may take longer than the limit (100k-node graphs: a few seconds, and
+  // without it there is no plan), but not without end: a degenerate relaxation can run for
+  // minutes (split and checkpoint units of 96 layers near the lowest peak), so the root
+  // relaxations of one program get ten times its limit together, at least 5 s, and no plan when
+  // they run out (`root_time_limit`: what is left of that). The dives run within the time left.
   auto limit_lp = [&] { lp_parm.tm_lim = static_cast<int>(std::max(0.05, time_limit / 4 - elapsed()) * 1000); };
-  if (glp_simplex(lp.get(), &lp_parm) != 0 || glp_get_status(lp.get()) != GLP_OPT) return out;  // LP infeasible
+  lp_parm.tm_lim = static_cast<int>(std::max(0.05, root_time_limit) * 1000);
+  if (glp_simplex(lp.get(), &lp_parm) != 0 || glp_get_status(lp.get()) != GLP_OPT) return out;  // LP infeasible, or out of time
+  lp_parm.tm_lim = INT_MAX;
   const double lp_bound = glp_get_obj_val(lp.get());
 
   // Incumbents from the LP: the root solution rounded; then, while a quarter of the time lasts, a
@@ -599,9 +604,11 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
   for (int repair = 0; repair <= options.max_repairs; ++repair) {
     Solve solve;
     for (int round = 0; round < 200; ++round) {
-      const double left = options.time_limit_seconds -
-                          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      solve = SolveActive(live_rows, clones, program, budget, std::max(left, 0.05));
+      const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      const double root_left = std::max(5.0, 10 * options.time_limit_seconds) - spent;
+      if (root_left <= 0) return every_unit_pruned("the integer program ran out of time");
+      solve = SolveActive(live_rows, clones, program, budget, std::max(options.time_limit_seconds - spent, 0.05),
+                          root_left);
       ++result.solves;
       if (!solve.solved) return every_unit_pruned("the integer program has no solution");
       // Add the most violated rows; done when none is.

@@ -1,6 +1,8 @@
 #include "plan/budget_planner.h"
 
 #include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
 #include <limits>
 #include <map>
 #include <set>
@@ -225,12 +227,46 @@ std::vector<size_t> BudgetCandidates(const ScanResult& scan, int level, const Re
 
 std::vector<size_t> WithSplits(const RewriteSpecBuilder& builder, const std::vector<size_t>& candidates) {
   std::vector<size_t> out = candidates;
+  // Chains among the candidates: private(p) changes nothing unless p's clones read another
+  // candidate's entry outputs, keep(p, 0) nothing unless another candidate's clones read p's.
+  const ScanResult& scan = builder.scan();
+  const Graph& graph = builder.graph();
+  std::unordered_map<ValueId, size_t> entry_of;  // entry output -> candidate
   for (size_t p : candidates) {
-    if (builder.IsSplit(p)) continue;
+    if (builder.IsVariant(p)) continue;
+    for (ValueId o : graph.node(scan.plans[p].entry).outputs) {
+      if (o != kNone) entry_of.emplace(o, p);
+    }
+  }
+  std::unordered_set<size_t> reads_chain, read_by_chain;
+  for (size_t p : candidates) {
+    if (builder.IsVariant(p)) continue;
+    for (NodeId n : scan.plans[p].subgraph) {
+      for (ValueId v : graph.node(n).inputs) {
+        auto it = v == kNone ? entry_of.end() : entry_of.find(v);
+        if (it == entry_of.end() || it->second == p) continue;
+        reads_chain.insert(p);
+        read_by_chain.insert(it->second);
+      }
+    }
+  }
+  std::vector<size_t> variants;  // keeps and private chains
+  for (size_t p : candidates) {
+    if (builder.IsVariant(p)) continue;
     for (size_t j = 1; j < builder.Readers(p).size(); ++j) {
       out.push_back(static_cast<size_t>(builder.SplitIndex(p, static_cast<int32_t>(j))));
     }
+    for (size_t j = read_by_chain.count(p) ? 0 : 1; j < builder.Readers(p).size(); ++j) {
+      variants.push_back(static_cast<size_t>(builder.KeepIndex(p, static_cast<int32_t>(j))));
+    }
+    if (builder.PrivateIndex(p) >= 0 && reads_chain.count(p)) variants.push_back(static_cast<size_t>(builder.PrivateIndex(p)));
   }
+  // Keeps and private chains multiply the interacting units of the integer program (a plan's
+  // variants share its keys) and the private copies of a set of chained plans grow with the chain
+  // lengths: they are offered on small graphs (the exact reference's scale), where they close the
+  // gap to the general optimum, not on deep ones.
+  constexpr size_t kMaxVariants = 64;
+  if (variants.size() <= kMaxVariants) out.insert(out.end(), variants.begin(), variants.end());
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
@@ -358,7 +394,7 @@ std::string_view PlanMethodName(PlanMethod method) {
 std::vector<size_t> CheckpointCandidates(const RewriteSpecBuilder& builder, const std::vector<size_t>& candidates) {
   std::vector<size_t> out;
   for (size_t c : candidates) {
-    if (!builder.IsSplit(c) && IsCheckpointCluster(builder.scan().plans[c].cluster_id)) out.push_back(c);
+    if (!builder.IsVariant(c) && IsCheckpointCluster(builder.scan().plans[c].cluster_id)) out.push_back(c);
   }
   return out;
 }
@@ -400,14 +436,9 @@ Expected<BudgetPlanResult> PlanForBudgetPasses(const PlanEvaluator& evaluator, c
 Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const BudgetPlanOptions& options) {
   MEMOPT_ASSIGN_OR_RETURN(BudgetPlanResult r, PlanForBudgetPasses(evaluator, options));
   MEMOPT_RETURN_IF_ERROR(MeetWithKnownSets(evaluator, options, r));
-  // A split implies its plan (RewriteSpecBuilder::Build): list it, as the written config selects it.
-  const RewriteSpecBuilder& builder = evaluator.spec_builder();
-  const size_t chosen = r.plans.size();
-  for (size_t i = 0; i < chosen; ++i) {
-    if (builder.IsSplit(r.plans[i])) r.plans.push_back(builder.BasePlan(r.plans[i]));
-  }
-  std::sort(r.plans.begin(), r.plans.end());
-  r.plans.erase(std::unique(r.plans.begin(), r.plans.end()), r.plans.end());
+  // A variant implies its plan, and a later keep voids earlier keeps and splits
+  // (RewriteSpecBuilder::Build): list what the written config selects.
+  r.plans = evaluator.spec_builder().Canonical(r.plans);
   return r;
 }
 
@@ -419,7 +450,7 @@ Expected<BudgetPlanResult> PlanForBudgetPasses(const PlanEvaluator& evaluator, c
   // second pass, as below; ORT's plans first.
   std::vector<size_t> plain, splits;
   for (size_t c : options.candidates) {
-    const bool own = builder.IsSplit(c) || IsCheckpointCluster(builder.scan().plans[c].cluster_id);
+    const bool own = builder.IsVariant(c) || IsCheckpointCluster(builder.scan().plans[c].cluster_id);
     (own ? splits : plain).push_back(c);
   }
   if (!options.groups.empty() || splits.empty()) return PlanOnce(evaluator, options);

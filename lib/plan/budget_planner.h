@@ -91,8 +91,10 @@ std::vector<size_t> BudgetCandidates(const ScanResult& scan, int level, const Re
 /// The checkpoint plans among `candidates` (plan/layer_checkpoint.h; splits are not), in order.
 std::vector<size_t> CheckpointCandidates(const RewriteSpecBuilder& builder, const std::vector<size_t>& candidates);
 
-/// `candidates` and every split of them (RewriteSpecBuilder: one more clone group starting at each
-/// backward reader after the first), ascending: the candidates of memopt's own rewrite model.
+/// `candidates` and every variant of them (RewriteSpecBuilder: a split, one more clone group
+/// starting at each backward reader after the first; and, when they number at most 64, a keep at
+/// each reader and private chains, where chains among the candidates make them change anything),
+/// ascending: the candidates of memopt's own rewrite model.
 std::vector<size_t> WithSplits(const RewriteSpecBuilder& builder, const std::vector<size_t>& candidates);
 
 Expected<BudgetPlanResult> PlanForBudget(const PlanEvaluator& evaluator, const BudgetPlanOptions& options);

@@ -145,12 +145,25 @@ class Parser {
     }
     std::set<int> readers;
     for (std::string_view item : Split(list.substr(slash + 1), '.', /*drop_empty=*/false)) {
+      if (item == "p") {
+        split.private_chains = true;
+        continue;
+      }
+      if (!item.empty() && item[0] == 'k') {
+        if (!ParseWholeInt(item.substr(1), &split.keep) || split.keep < 0) {
+          return Error(element, plan,
+                       fmt::format("bad keep '{}' in the split: write k<reader>, the backward reader (from 0) the "
+                                   "first clone group starts at, e.g. \"{}@{}/k1:0:0\"",
+                                   item, id, split.occurrence));
+        }
+        continue;
+      }
       int reader = 0;
       if (!ParseWholeInt(item, &reader) || reader < 1) {
         return Error(element, plan,
                      fmt::format("bad reader '{}' in the split: list the backward readers (numbered from 0 in "
-                                 "execution order) that start a new clone group, each >= 1, separated by '.', e.g. "
-                                 "\"{}@{}/2.5:0:0\"",
+                                 "execution order) that start a new clone group, each >= 1, separated by '.' (and "
+                                 "optionally k<reader> and p), e.g. \"{}@{}/2.5:0:0\"",
                                  item, id, split.occurrence));
       }
       readers.insert(reader);
@@ -248,9 +261,12 @@ std::string SelectorString(const std::string& cluster_id, const std::vector<int>
   return fmt::format("{}@{}:0:0", cluster_id, list);
 }
 
-std::string SplitString(const std::string& cluster_id, int occurrence, const std::vector<int>& readers) {
+std::string SplitString(const std::string& cluster_id, int occurrence, const std::vector<int>& readers, int keep,
+                        bool private_chains) {
   std::string list;
   for (int r : readers) list += (list.empty() ? "" : ".") + std::to_string(r);
+  if (keep >= 0) list += (list.empty() ? "k" : ".k") + std::to_string(keep);
+  if (private_chains) list += list.empty() ? "p" : ".p";
   return fmt::format("{}@{}/{}:0:0", cluster_id, occurrence, list);
 }
 
@@ -262,7 +278,7 @@ std::vector<std::string> ConfigLines(const MemoryOptConfig& config) {
       if (s.cluster_id == id) out.push_back(&s);
     }
     std::sort(out.begin(), out.end(), [](const ConfigSplit* a, const ConfigSplit* b) { return a->occurrence < b->occurrence; });
-    for (const ConfigSplit* s : out) lines.push_back(SplitString(s->cluster_id, s->occurrence, s->readers));
+    for (const ConfigSplit* s : out) lines.push_back(SplitString(s->cluster_id, s->occurrence, s->readers, s->keep, s->private_chains));
   };
   for (const ConfigEntry& e : config.entries) {
     lines.push_back(EntryString(e.cluster_id, e.type, e.count));
@@ -275,7 +291,7 @@ std::vector<std::string> ConfigLines(const MemoryOptConfig& config) {
     if (config.FindEntry(s.cluster_id) == nullptr) lines.push_back(SelectorString(s.cluster_id, s.occurrences));
   }
   for (const ConfigSplit& s : config.splits) {
-    if (config.FindEntry(s.cluster_id) == nullptr) lines.push_back(SplitString(s.cluster_id, s.occurrence, s.readers));
+    if (config.FindEntry(s.cluster_id) == nullptr) lines.push_back(SplitString(s.cluster_id, s.occurrence, s.readers, s.keep, s.private_chains));
   }
   return lines;
 }

@@ -58,13 +58,17 @@ struct ConfigSelector {
 };
 
 /// A memopt split "ClusterId@occurrence/r1.r2:0:0": that occurrence is recomputed in several clone
-/// groups, a new one starting at each listed backward reader (docs/config_format.md).
+/// groups, a new one starting at each listed backward reader; "k<r>" keeps the original for what
+/// runs before reader r, "p" gives each group private copies of the clones it reads
+/// (docs/config_format.md).
 struct ConfigSplit {
   std::string cluster_id;
   int occurrence = 0;        ///< 0-based, execution order
   std::vector<int> readers;  ///< sorted, unique, >= 1: readers numbered from 0 in execution order
   std::string text;
   int element = 0;
+  int keep = -1;             ///< "k<r>": the first clone group starts at reader r; -1: none
+  bool private_chains = false;  ///< "p"
 };
 
 struct MemoryOptConfig {
@@ -91,8 +95,9 @@ std::string EntryString(const std::string& cluster_id, int type, int64_t count);
 /// "Gelu+@0.2-4:0:0" for occurrences {0, 2, 3, 4}.
 std::string SelectorString(const std::string& cluster_id, const std::vector<int>& occurrences);
 
-/// "Conv+@0/2.5:0:0".
-std::string SplitString(const std::string& cluster_id, int occurrence, const std::vector<int>& readers);
+/// "Conv+@0/2.5:0:0"; with keep >= 0 "Conv+@0/2.5.k1:0:0", with private chains "...p:0:0".
+std::string SplitString(const std::string& cluster_id, int occurrence, const std::vector<int>& readers,
+                        int keep = -1, bool private_chains = false);
 
 /// The config's strings: entries in order, each followed by its selector and its splits (by
 /// occurrence).

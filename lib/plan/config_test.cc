@@ -157,4 +157,24 @@ TEST_CASE("config: splits name an occurrence and the readers that start groups",
   CHECK(ParseError(R"(["Conv+@0/1:1:-1"])").find("a selector must be written") != std::string::npos);
 }
 
+TEST_CASE("config: a split list may keep the original and give its groups private chains", "[plan][config][split]") {
+  MemoryOptConfig c = Parse(R"(["Conv+:1:-1", "Conv+@1/2.k0.p:0:0", "Conv+@2/k2:0:0", "Conv+@0/p:0:0"])");
+  REQUIRE(c.splits.size() == 3);
+  CHECK(c.splits[0].readers == std::vector<int>{2});
+  CHECK(c.splits[0].keep == 0);
+  CHECK(c.splits[0].private_chains);
+  CHECK(c.splits[1].readers.empty());
+  CHECK(c.splits[1].keep == 2);
+  CHECK_FALSE(c.splits[1].private_chains);
+  CHECK(c.splits[2].keep == -1);
+  CHECK(c.splits[2].private_chains);
+  const std::string text = WriteMemoryOptConfig(c);
+  CHECK(text == "[\n  \"Conv+:1:-1\",\n  \"Conv+@0/p:0:0\",\n  \"Conv+@1/2.k0.p:0:0\",\n  \"Conv+@2/k2:0:0\"\n]\n");
+  CHECK(WriteMemoryOptConfig(Parse(text)) == text);
+  CHECK(SplitString("Add+", 1, {3}, 1, true) == "Add+@1/3.k1.p:0:0");
+  CHECK(ParseError(R"(["Conv+@0/k:0:0"])").find("bad keep 'k' in the split") != std::string::npos);
+  CHECK(ParseError(R"(["Conv+@0/k-1:0:0"])").find("bad keep 'k-1' in the split") != std::string::npos);
+  CHECK(ParseError(R"(["Conv+@0/q:0:0"])").find("bad reader 'q' in the split") != std::string::npos);
+}
+
 }  // namespace memopt

@@ -50,6 +50,17 @@ std::vector<NodeId> PlanEvaluator::ClonedNodes(const std::vector<size_t>& plans)
 }
 
 double PlanEvaluator::CopyCostOf(const std::vector<size_t>& plans, PlanObjective objective) const {
+  // With keeps (voiding splits before them) or private chains (copies that depend on the other
+  // plans applied), the copies are counted on the rewrite itself.
+  if (std::any_of(plans.begin(), plans.end(), [&](size_t p) { return builder_.IsKeep(p) || builder_.IsPrivate(p); })) {
+    if (Expected<RewriteSpec> spec = builder_.Build(plans); spec.ok()) {
+      double total = 0;
+      for (const CloneSpec& clone : spec->clones) {
+        if (clone.copy > 0) total += NodeCostOf(clone.original, objective);
+      }
+      return total;
+    }
+  }
   std::vector<size_t> splits;
   for (size_t p : plans) {
     if (builder_.IsSplit(p)) splits.push_back(p);

@@ -54,7 +54,8 @@ class PlanEvaluator {
   /// them), and one node's cost.
   std::vector<NodeId> ClonedNodes(const std::vector<size_t>& plans) const;
   /// Cost of the further copies the splits among `plans` add (each split once: its plan's
-  /// subgraph again; copies are never shared).
+  /// subgraph again; copies are never shared), and the private chains' copies (counted on the
+  /// rewrite: they depend on the other plans applied).
   double CopyCostOf(const std::vector<size_t>& plans, PlanObjective objective) const;
   double NodeCostOf(NodeId node, PlanObjective objective) const {
     return objective == PlanObjective::kTime ? node_cost_[node].seconds : static_cast<double>(node_cost_[node].flops);

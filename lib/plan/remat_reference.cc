@@ -138,6 +138,48 @@ class Program {
   void Rename(int col, std::string name) { columns_[static_cast<size_t>(col - 1)].name = std::move(name); }
 };
 
+/// Per node: with a YieldOp boundary, whether it depends on the boundary (ONNX Runtime's main
+/// path); all 0 elsewhere.
+std::vector<char> AfterBoundary(const Graph& graph, const ScanResult& scan) {
+  std::vector<char> after_boundary(graph.nodes.size(), 0);
+  if (!IsYieldStyle(graph, scan.boundary)) return after_boundary;
+  std::vector<NodeId> stack = {scan.boundary.node};
+  after_boundary[scan.boundary.node] = 1;
+  while (!stack.empty()) {
+    const NodeId n = stack.back();
+    stack.pop_back();
+    for (ValueId o : graph.node(n).outputs) {
+      if (o == kNone) continue;
+      for (const auto& [consumer, slot] : graph.value(o).consumers) {
+        if (!after_boundary[consumer]) {
+          after_boundary[consumer] = 1;
+          stack.push_back(consumer);
+        }
+      }
+    }
+  }
+  return after_boundary;
+}
+
+/// Per step: the stage whose recomputations run right before it. In ONNX Runtime's backward order
+/// the backward steps that do not depend on the boundary (constants, shape computations, batch
+/// statistics of stashed values) run in batches right before the main-path step that needs them,
+/// sorted by a Kahn pass. A clone of a forward step is such a step too: it runs in the batch of
+/// the first main-path step that needs it, among the batch's steps near its start, not before a
+/// step of the caller's choosing. So recomputations before a step inside a batch, or before the
+/// main-path step that ends one, count at the batch's first step. Elsewhere every step is its own
+/// stage.
+std::vector<int32_t> RecomputeStages(const ScanResult& scan, const std::vector<char>& after_boundary) {
+  const ExecutionOrder& order = scan.order;
+  const int32_t n = static_cast<int32_t>(order.order.size());
+  std::vector<int32_t> stage(static_cast<size_t>(n));
+  bool yield_style = false;
+  for (char a : after_boundary) yield_style = yield_style || a;
+  auto in_batch = [&](int32_t t) { return t > order.last_forward && !after_boundary[order.order[t]]; };
+  for (int32_t t = 0; t < n; ++t) stage[t] = yield_style && t > 0 && in_batch(t - 1) ? stage[t - 1] : t;
+  return stage;
+}
+
 class Builder {
  public:
   Builder(const Graph& graph, const ScanResult& scan, const DimBindings& dims, const RematReferenceOptions& options)
@@ -162,24 +204,8 @@ class Builder {
     // placed; only clones of steps that do not depend on the boundary (forward steps, backward
     // constants and shape computations) run where placed (right before their reader). Elsewhere
     // the written node order is the execution order and any step can run again anywhere.
-    std::vector<char> after_boundary(graph.nodes.size(), 0);
-    if (IsYieldStyle(graph, scan.boundary)) {
-      std::vector<NodeId> stack = {scan.boundary.node};
-      after_boundary[scan.boundary.node] = 1;
-      while (!stack.empty()) {
-        const NodeId n = stack.back();
-        stack.pop_back();
-        for (ValueId o : graph.node(n).outputs) {
-          if (o == kNone) continue;
-          for (const auto& [consumer, slot] : graph.value(o).consumers) {
-            if (!after_boundary[consumer]) {
-              after_boundary[consumer] = 1;
-              stack.push_back(consumer);
-            }
-          }
-        }
-      }
-    }
+    const std::vector<char> after_boundary = AfterBoundary(graph, scan);
+    stage_of_ = RecomputeStages(scan, after_boundary);
     for (int32_t t = 0; t < n_; ++t) {
       const Node& node = graph.node(order_.order[t]);
       bool outputs = false;
@@ -225,6 +251,7 @@ class Builder {
                               : 0;
     const double cost_weight = minimise_peak ? 1e-3 : 1.0;
     for (int32_t t = 0; t < n_; ++t) {
+      if (stage_of_[t] != t) continue;  // inside a batch: its recomputations count at the batch's start
       for (int32_t i = 0; i < t; ++i) {
         if (recomputable_[i]) {
           r_[{t, i}] = program_.AddColumn(GLP_BV, 0, 1, cost_weight * step_cost_[i] * cost_scale,
@@ -262,6 +289,11 @@ class Builder {
     result.feasible = true;
     result.optimal = status == GLP_OPT;
     result.peak_bytes = PeakOf(x);
+    result.stage_peaks = StagePeaks(x);
+    result.resident.resize(static_cast<size_t>(n_));
+    for (const auto& [key, col] : s_) {
+      if (key.first < n_ && x[col] > 0.5) result.resident[static_cast<size_t>(key.first)].push_back(key.second);
+    }
     result.recomputed.resize(static_cast<size_t>(n_));
     for (const auto& [key, col] : r_) {
       if (x[col] < 0.5) continue;
@@ -304,6 +336,12 @@ class Builder {
                           std::to_string(n_) + " steps");
     }
     for (size_t t = 0; t < schedule.size(); ++t) {
+      if (!schedule[t].empty() && stage_of_[t] != static_cast<int32_t>(t)) {
+        return InvalidInput("stage " + std::to_string(t) + " (node '" + graph_.node(order_.order[t]).name +
+                            "') recomputes steps, but it runs inside a batch of backward steps that ONNX Runtime "
+                            "orders itself (hint: put them at the batch's first step, stage " +
+                            std::to_string(stage_of_[t]) + ")");
+      }
       for (int32_t i : schedule[t]) {
         if (i < 0 || i >= static_cast<int32_t>(t) || !recomputable_[static_cast<size_t>(i)]) {
           const std::string stage = graph_.node(order_.order[t]).name;
@@ -470,6 +508,7 @@ class Builder {
           upper = static_cast<double>(*options_.budget) / unit_ - constant;
         }
         checks_.push_back({static_cast<int>(program_.rows().size()), constant});
+        check_stage_.push_back(t);
         program_.AddRow(std::move(row), upper);
       }
     }
@@ -496,15 +535,25 @@ class Builder {
 
   /// The largest check of the solution, in bytes.
   int64_t PeakOf(const std::vector<double>& x) const {
-    double peak = static_cast<double>(always_bytes_) / unit_;
-    for (const auto& [row_index, constant] : checks_) {
-      double live = constant;
-      for (const auto& [col, coef] : program_.rows()[row_index].first) {
+    int64_t peak = always_bytes_;
+    for (int64_t stage : StagePeaks(x)) peak = std::max(peak, stage);
+    return peak;
+  }
+
+  /// Per stage, its largest check in bytes.
+  std::vector<int64_t> StagePeaks(const std::vector<double>& x) const {
+    std::vector<double> peaks(static_cast<size_t>(n_), static_cast<double>(always_bytes_) / unit_);
+    for (size_t c = 0; c < checks_.size(); ++c) {
+      double live = checks_[c].second;
+      for (const auto& [col, coef] : program_.rows()[checks_[c].first].first) {
         if (col != peak_col_) live += coef * (x[col] > 0.5 ? 1.0 : 0.0);
       }
-      peak = std::max(peak, live);
+      double& stage = peaks[static_cast<size_t>(check_stage_[c])];
+      stage = std::max(stage, live);
     }
-    return static_cast<int64_t>(peak * unit_ + 0.5);
+    std::vector<int64_t> bytes;
+    for (double p : peaks) bytes.push_back(static_cast<int64_t>(p * unit_ + 0.5));
+    return bytes;
   }
 
   const Graph& graph_;
@@ -517,6 +566,7 @@ class Builder {
   std::vector<int64_t> step_bytes_;
   std::vector<double> step_cost_;
   std::vector<char> recomputable_;
+  std::vector<int32_t> stage_of_;  ///< per step: the stage its recomputations count at
   std::vector<std::vector<ValueId>> reads_;
   std::map<ValueId, std::vector<int32_t>> users_;
   Program program_;
@@ -529,6 +579,7 @@ class Builder {
   std::map<std::pair<int32_t, int32_t>, int> r_;  ///< (stage, step) -> column
   std::map<std::pair<int32_t, ValueId>, int> s_;  ///< (stage, value) -> column
   std::vector<std::pair<int, double>> checks_;    ///< memory rows: (row index, constant bytes)
+  std::vector<int32_t> check_stage_;              ///< per check, its stage
 };
 
 }  // namespace
@@ -548,7 +599,7 @@ Expected<RematReferenceProgramInfo> WriteRematReferenceProgram(const Graph& grap
   return Builder(graph, scan, dims, options).Write(mps_path, start_path);
 }
 
-Expected<std::vector<std::vector<int32_t>>> RematStagesOfRewrite(const ScanResult& scan,
+Expected<std::vector<std::vector<int32_t>>> RematStagesOfRewrite(const Graph& graph, const ScanResult& scan,
                                                                  const ExecutionOrder& rewritten_order,
                                                                  const std::vector<NodeId>& new_id,
                                                                  const std::vector<NodeId>& clone_id,
@@ -558,6 +609,7 @@ Expected<std::vector<std::vector<int32_t>>> RematStagesOfRewrite(const ScanResul
   for (size_t t = 0; t < n; ++t) step_of_new[new_id[scan.order.order[t]]] = static_cast<int32_t>(t);
   std::map<NodeId, NodeId> original_of_clone;
   for (size_t k = 0; k < clone_id.size(); ++k) original_of_clone[clone_id[k]] = clone_original[k];
+  const std::vector<int32_t> stage_of = RecomputeStages(scan, AfterBoundary(graph, scan));
   std::vector<std::vector<int32_t>> stages(n);
   std::vector<int32_t> pending;
   int32_t last = -1;
@@ -565,7 +617,12 @@ Expected<std::vector<std::vector<int32_t>>> RematStagesOfRewrite(const ScanResul
     if (auto it = step_of_new.find(id); it != step_of_new.end()) {
       if (it->second <= last) return InternalError("the rewritten order runs the original steps out of order");
       last = it->second;
-      stages[static_cast<size_t>(last)] = std::move(pending);
+      const int32_t stage = stage_of[static_cast<size_t>(last)];
+      for (int32_t i : pending) {
+        if (i >= stage) return InternalError("a clone inside a batch recomputes a step of the batch");
+      }
+      std::vector<int32_t>& into = stages[static_cast<size_t>(stage)];
+      into.insert(into.end(), pending.begin(), pending.end());
       pending.clear();
       continue;
     }
@@ -576,7 +633,10 @@ Expected<std::vector<std::vector<int32_t>>> RematStagesOfRewrite(const ScanResul
     else return InternalError("a clone runs before the step it recomputes");
   }
   if (!pending.empty()) return InternalError("clones run after the last step");
-  for (auto& stage : stages) std::sort(stage.begin(), stage.end());
+  for (auto& stage : stages) {
+    std::sort(stage.begin(), stage.end());
+    stage.erase(std::unique(stage.begin(), stage.end()), stage.end());
+  }
   return stages;
 }
 

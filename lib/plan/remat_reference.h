@@ -58,6 +58,8 @@ struct RematReferenceResult {
   int64_t peak_bytes = 0;
   double added_seconds = 0;  ///< cost model seconds of the recomputed steps
   int recomputations = 0;    ///< steps run again, over all stages
+  std::vector<int64_t> stage_peaks;  ///< per stage, its largest memory check in bytes
+  std::vector<std::vector<ValueId>> resident;  ///< per stage, the values kept into it (ascending ids)
   /// Per stage (step), the earlier steps it recomputes, in order.
   std::vector<std::vector<int32_t>> recomputed;
 };
@@ -89,7 +91,7 @@ Expected<RematReferenceProgramInfo> WriteRematReferenceProgram(const Graph& grap
 /// original steps whose clones run before it (clones after the last step belong to no stage and
 /// are an error, as are clones of steps that are not earlier). `clone_original[k]` is the original
 /// node of the rewritten graph's k-th clone, `clone_id[k]` its node id there.
-Expected<std::vector<std::vector<int32_t>>> RematStagesOfRewrite(const ScanResult& scan,
+Expected<std::vector<std::vector<int32_t>>> RematStagesOfRewrite(const Graph& graph, const ScanResult& scan,
                                                                  const ExecutionOrder& rewritten_order,
                                                                  const std::vector<NodeId>& new_id,
                                                                  const std::vector<NodeId>& clone_id,

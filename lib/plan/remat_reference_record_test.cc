@@ -8,10 +8,7 @@
 //   * memopt's plan for each target, written as the reference's stages, has the peak memopt
 //     predicts (the two accountings agree on memopt's own plans);
 //   * memopt's lowest peak is within 1% of the reference's, and at each budget the reference meets
-//     memopt meets it too, for at most 1% more added compute (plus 1 ps);
-//   * except where kKnownGaps says memopt is further off (the open part of that issue): there
-//     memopt must not get worse than the figure listed, and the gap must still be there (an entry
-//     that memopt closes fails until it is removed).
+//     memopt meets it too, for at most 1% more added compute (plus 1 ps).
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -28,29 +25,6 @@ namespace memopt {
 namespace {
 
 using Stages = std::vector<std::vector<int32_t>>;
-
-/// Targets where memopt's plan is more than 1% off the reference's best schedule, with memopt's
-/// figure when recorded: the lowest peak in bytes, or the added compute in seconds at a budget.
-struct KnownGap {
-  const char* graph;
-  const char* target;
-  double memopt;
-};
-constexpr KnownGap kKnownGaps[] = {
-    // The reference recomputes the block's BatchNorm-ReLU-Conv chain twice, for the BatchNorm and
-    // the convolution gradients apart, and the stem's chain once more for the block's first
-    // convolution gradient (a schedule outside memopt's model): 783,316 B.
-    {"convnet_residual", "lowest", 914232},
-    // The reference meets 0.7 for 4.80e-7 s (optimal), memopt for 6.034e-7 s.
-    {"convnet_residual", "0.7", 6.034e-7},
-};
-
-const KnownGap* FindGap(const std::string& graph, const std::string& target) {
-  for (const KnownGap& gap : kKnownGaps) {
-    if (graph == gap.graph && target == gap.target) return &gap;
-  }
-  return nullptr;
-}
 
 std::vector<nlohmann::json> Records() {
   std::vector<nlohmann::json> records;
@@ -97,7 +71,7 @@ MemoptPlan PlanAt(const ScannedModel& model, int64_t budget) {
   plan.added_seconds = outcome.added_seconds;
   std::vector<NodeId> originals;
   for (const auto& clone : outcome.spec.clones) originals.push_back(clone.original);
-  auto stages = RematStagesOfRewrite(model.scan, outcome.rewritten.order, outcome.rewritten.new_id,
+  auto stages = RematStagesOfRewrite(model.graph(), model.scan, outcome.rewritten.order, outcome.rewritten.new_id,
                                      outcome.rewritten.clone_id, originals);
   INFO(stages.status().message());
   REQUIRE(stages.ok());
@@ -163,25 +137,14 @@ TEST_CASE("remat reference records: memopt within 1% of the general optimum on s
       if (ref.is_null() || ref.at("peak").get<int64_t>() > target.at("budget").get<int64_t>()) continue;
       const auto ref_peak = ref.at("peak").get<int64_t>();
       const auto ref_seconds = ref.at("added_seconds").get<double>();
-      const KnownGap* gap = FindGap(name, label);
       if (label == "lowest") {
         INFO("memopt's lowest peak " << plan.peak << ", the reference's " << ref_peak);
-        if (gap != nullptr) {
-          CHECK(static_cast<double>(plan.peak) <= gap->memopt);
-          CHECK(static_cast<double>(plan.peak) > 1.01 * static_cast<double>(ref_peak));  // else: remove the entry
-        } else {
-          CHECK(static_cast<double>(plan.peak) <= 1.01 * static_cast<double>(ref_peak));
-        }
+        CHECK(static_cast<double>(plan.peak) <= 1.01 * static_cast<double>(ref_peak));
       } else {
         INFO("budget " << budget << ": memopt " << plan.peak << " B for " << plan.added_seconds << " s, the reference "
                        << ref_peak << " B for " << ref_seconds << " s");
         CHECK(plan.met);
-        if (gap != nullptr) {
-          CHECK(plan.added_seconds <= gap->memopt * (1 + 1e-6));
-          CHECK(plan.added_seconds > 1.01 * ref_seconds + 1e-12);  // else: remove the entry
-        } else {
-          CHECK(plan.added_seconds <= 1.01 * ref_seconds + 1e-12);
-        }
+        CHECK(plan.added_seconds <= 1.01 * ref_seconds + 1e-12);
       }
     }
   }

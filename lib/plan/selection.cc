@@ -133,6 +133,25 @@ Expected<Selection> SelectPlans(const ScanResult& scan, const MemoryOptConfig& c
       }
       chosen.insert(static_cast<size_t>(index));
     }
+    if (split.keep >= 0) {
+      const int64_t index = options.builder->KeepIndex(plan, split.keep);
+      if (index < 0) {
+        return InvalidInput(fmt::format("element {} \"{}\": keep reader {} does not exist: occurrence {} of \"{}\" has "
+                                        "{} backward reader{} (0..{})",
+                                        split.element, split.text, split.keep, split.occurrence, split.cluster_id,
+                                        readers, readers == 1 ? "" : "s", readers == 0 ? 0 : readers - 1));
+      }
+      chosen.insert(static_cast<size_t>(index));
+    }
+    if (split.private_chains) {
+      const int64_t index = options.builder->PrivateIndex(plan);
+      if (index < 0) {
+        return InvalidInput(fmt::format("element {} \"{}\": occurrence {} of \"{}\" has no backward reader, so it has "
+                                        "no clone group to give private copies",
+                                        split.element, split.text, split.occurrence, split.cluster_id));
+      }
+      chosen.insert(static_cast<size_t>(index));
+    }
   }
   for (const ConfigSelector& selector : config.selectors) {
     const ConfigEntry* entry = config.FindEntry(selector.cluster_id);
@@ -143,6 +162,7 @@ Expected<Selection> SelectPlans(const ScanResult& scan, const MemoryOptConfig& c
     }
   }
   sel.plans.assign(chosen.begin(), chosen.end());
+  if (options.builder != nullptr) sel.plans = options.builder->Canonical(sel.plans);
   return sel;
 }
 
@@ -173,10 +193,18 @@ MemoryOptConfig ConfigForPlans(const RewriteSpecBuilder& builder, const std::vec
   const ScanResult& scan = builder.scan();
   // (cluster, type) of each selected plan, ordered by the first selected occurrence.
   std::set<size_t> selected;
-  std::map<size_t, std::vector<int>> readers_of;  // scan plan -> the readers its splits start at
+  struct Variants {
+    std::vector<int> readers;  // the readers its splits start at
+    int keep = -1;
+    bool private_chains = false;
+  };
+  std::map<size_t, Variants> variants_of;  // scan plan -> its variants
   for (size_t p : plans) {
-    selected.insert(builder.BasePlan(p));
-    if (builder.IsSplit(p)) readers_of[builder.BasePlan(p)].push_back(builder.SplitReader(p));
+    const size_t base = builder.BasePlan(p);
+    selected.insert(base);
+    if (builder.IsSplit(p)) variants_of[base].readers.push_back(builder.SplitReader(p));
+    if (builder.IsKeep(p)) variants_of[base].keep = std::max(variants_of[base].keep, builder.SplitReader(p));
+    if (builder.IsPrivate(p)) variants_of[base].private_chains = true;
   }
   MemoryOptConfig config;
   for (size_t i = scan.plans.size(); i-- > 0;) {  // execution order
@@ -193,13 +221,21 @@ MemoryOptConfig ConfigForPlans(const RewriteSpecBuilder& builder, const std::vec
       config.selectors.push_back({p.cluster_id, picked, SelectorString(p.cluster_id, picked), 0});
     }
     for (size_t k = 0; k < occ.size(); ++k) {
-      auto it = readers_of.find(occ[k]);
-      if (it == readers_of.end()) continue;
-      std::vector<int> readers = it->second;
+      auto it = variants_of.find(occ[k]);
+      if (it == variants_of.end()) continue;
+      const Variants& v = it->second;
+      std::vector<int> readers;  // splits at or before the keep's reader are void
+      for (int r : v.readers) {
+        if (r > v.keep) readers.push_back(r);
+      }
       std::sort(readers.begin(), readers.end());
       readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
       const int occurrence = static_cast<int>(k);
-      config.splits.push_back({p.cluster_id, occurrence, readers, SplitString(p.cluster_id, occurrence, readers), 0});
+      ConfigSplit split{p.cluster_id, occurrence, readers,
+                        SplitString(p.cluster_id, occurrence, readers, v.keep, v.private_chains), 0};
+      split.keep = v.keep;
+      split.private_chains = v.private_chains;
+      config.splits.push_back(std::move(split));
     }
   }
   return config;

@@ -223,4 +223,34 @@ TEST_CASE("selection: a split entry recomputes one occurrence in groups, 1 KiB l
   CHECK(error(R"(["Neg+:1:-1", "Neg+@1/1:0:0"])").find("occurrence 1 does not exist") != std::string::npos);
 }
 
+TEST_CASE("selection: a keep serves the first reader with the original, 1 KiB lower with one clone", "[plan][selection][split]") {
+  testing::Scanned s = TwoReaders();
+  const RewriteSpecBuilder builder(s.model.graph, s.scan);
+  const std::vector<size_t> neg = Occurrences(s.scan, "Neg+", 1);
+  REQUIRE(neg.size() == 1);
+  const std::vector<size_t> keep = testing::Select(s, R"(["Neg+:1:-1", "Neg+@0/k1:0:0"])");
+  CHECK(keep == std::vector<size_t>{neg[0], static_cast<size_t>(builder.KeepIndex(neg[0], 1))});
+  const PlanOutcome none = testing::Outcome(s, {});
+  const PlanOutcome kept = testing::Outcome(s, keep);
+  // g0 reads the original `a`, freed after it; one clone runs right before r: at the Concat only
+  // x, g0 and c (1 + 1 + 4 KiB), as with the split, for one clone instead of two.
+  CHECK(kept.peak.peak_bytes == none.peak.peak_bytes - 1024);
+  CHECK(kept.nodes_added == 1);
+  CHECK(kept.rewired_inputs == 1);
+  testing::CheckRewriteInvariants(s.model.graph, s.scan, kept);
+  CHECK(WriteMemoryOptConfig(ConfigForPlans(builder, keep)) == "[\n  \"Neg+:1:-1\",\n  \"Neg+@0/k1:0:0\"\n]\n");
+  // A split at or before the keep is void; of two keeps the later one counts.
+  CHECK(testing::Select(s, R"(["Neg+:1:-1", "Neg+@0/1.k1:0:0"])") == keep);
+  CHECK(builder.Canonical({static_cast<size_t>(builder.KeepIndex(neg[0], 0)),
+                           static_cast<size_t>(builder.KeepIndex(neg[0], 1))}) == keep);
+  Expected<MemoryOptConfig> past = ParseMemoryOptConfig(R"(["Neg+:1:-1", "Neg+@0/k2:0:0"])", "t.json");
+  REQUIRE(past.ok());
+  SelectionOptions options;
+  options.builder = &builder;
+  Expected<Selection> sel = SelectPlans(s.scan, *past, options);
+  REQUIRE_FALSE(sel.ok());
+  CHECK(sel.status().message() ==
+        "element 1 \"Neg+@0/k2:0:0\": keep reader 2 does not exist: occurrence 0 of \"Neg+\" has 2 backward readers (0..1)");
+}
+
 }  // namespace memopt

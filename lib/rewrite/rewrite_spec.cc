@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -110,6 +111,49 @@ RewriteSpecBuilder::RewriteSpecBuilder(const Graph& graph, const ScanResult& sca
     split_begin_[p] = split_plan_.size();
     for (size_t j = 1; j < readers.size(); ++j) split_plan_.push_back(p);
   }
+  keep_begin_ = scan.plans.size() + split_plan_.size();
+  keep_first_.resize(scan.plans.size());
+  for (size_t p = 0; p < scan.plans.size(); ++p) {
+    keep_first_[p] = keep_plan_.size();
+    keep_plan_.insert(keep_plan_.end(), readers_[p].size(), p);
+  }
+  private_begin_ = keep_begin_ + keep_plan_.size();
+  private_of_.assign(scan.plans.size(), -1);
+  for (size_t p = 0; p < scan.plans.size(); ++p) {
+    if (readers_[p].empty()) continue;
+    private_of_[p] = static_cast<int64_t>(private_begin_ + private_plan_.size());
+    private_plan_.push_back(p);
+  }
+}
+
+int64_t RewriteSpecBuilder::KeepIndex(size_t plan, int32_t reader) const {
+  if (plan >= scan_.plans.size() || reader < 0 || static_cast<size_t>(reader) >= readers_[plan].size()) return -1;
+  return static_cast<int64_t>(keep_begin_ + keep_first_[plan] + static_cast<size_t>(reader));
+}
+
+std::vector<size_t> RewriteSpecBuilder::Canonical(const std::vector<size_t>& plans) const {
+  std::unordered_map<size_t, int32_t> keep_of;
+  for (size_t p : plans) {
+    if (IsKeep(p)) keep_of[BasePlan(p)] = std::max(keep_of.count(BasePlan(p)) ? keep_of[BasePlan(p)] : 0, SplitReader(p));
+  }
+  std::vector<size_t> out;
+  for (size_t p : plans) {
+    if (p >= num_indices()) continue;
+    if (IsVariant(p)) out.push_back(BasePlan(p));
+    auto kept = keep_of.find(BasePlan(p));
+    if (kept != keep_of.end() && ((IsKeep(p) && SplitReader(p) < kept->second) ||
+                                  (IsSplit(p) && SplitReader(p) <= kept->second))) {
+      continue;
+    }
+    out.push_back(p);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+int64_t RewriteSpecBuilder::PrivateIndex(size_t plan) const {
+  return plan < scan_.plans.size() ? private_of_[plan] : -1;
 }
 
 int64_t RewriteSpecBuilder::SplitIndex(size_t plan, int32_t reader) const {
@@ -126,10 +170,15 @@ Expected<RewriteSpec> RewriteSpecBuilder::Build(const std::vector<size_t>& plans
   std::vector<size_t> order;
   order.reserve(plans.size());
   std::unordered_map<size_t, std::vector<int32_t>> starts_of;
+  std::unordered_map<size_t, int32_t> keep_of;  // scan plan -> the reader its clone groups start at
+  std::unordered_set<size_t> is_private;
   for (size_t p : plans) {
     if (p >= num_indices()) return InternalError(fmt::format("plan index {} out of range", p));
-    order.push_back(BasePlan(p));
-    if (IsSplit(p)) starts_of[BasePlan(p)].push_back(SplitReader(p));
+    const size_t base = BasePlan(p);
+    order.push_back(base);
+    if (IsSplit(p)) starts_of[base].push_back(SplitReader(p));
+    if (IsKeep(p)) keep_of[base] = std::max(keep_of.count(base) ? keep_of[base] : 0, SplitReader(p));
+    if (IsPrivate(p)) is_private.insert(base);
   }
   std::sort(order.begin(), order.end());
   order.erase(std::unique(order.begin(), order.end()), order.end());
@@ -152,8 +201,13 @@ Expected<RewriteSpec> RewriteSpecBuilder::Build(const std::vector<size_t>& plans
     auto it = recompute_of.find(v);
     return it == recompute_of.end() ? kNone : it->second;
   };
-  // Per clone: the base position of its group's first reader (where it runs, at the latest).
+  // Per clone: the base position of its group's first reader (where it runs, at the latest), and
+  // the private group it belongs to (-1: none; private(p) gives each clone group of p one).
   std::vector<int32_t> anchor;
+  std::vector<int32_t> private_group;
+  int32_t num_private_groups = 0;
+  // Per (private group, scan plan): the group's own copy of the plan's entry outputs.
+  std::map<std::pair<int32_t, size_t>, std::unordered_map<ValueId, ValueId>> private_copy;
   // Clones that read an original value (clone index, input slot), to rewire when its producer's
   // plan is applied later.
   std::unordered_map<ValueId, std::vector<std::pair<int32_t, int32_t>>> clone_readers;
@@ -188,7 +242,28 @@ Expected<RewriteSpec> RewriteSpecBuilder::Build(const std::vector<size_t>& plans
     }
     spec.clones.push_back(std::move(clone));
     anchor.push_back(at);
+    private_group.push_back(-1);
     return k;
+  };
+  // A copy of `subgraph` for private group `group` (anchored at `at`): its own values inside,
+  // ORT's clones (when made already) or the original values outside.
+  auto add_private_copy = [&](const RecomputePlan& plan, int32_t group, int32_t at)
+      -> Expected<std::unordered_map<ValueId, ValueId>> {
+    std::unordered_map<ValueId, ValueId> own;
+    for (NodeId n : plan.subgraph) {
+      const Node& node = graph_.nodes[n];
+      if (needs_seed_[n]) spec.seeded_dropouts.push_back(n);
+      MEMOPT_ASSIGN_OR_RETURN(const int32_t k, add_clone(n, ++copies[n], at, [&](ValueId x) {
+                                if (auto it = own.find(x); it != own.end()) return it->second;
+                                const ValueId r = recompute(x);
+                                return r != kNone ? r : x;
+                              }));
+      private_group[static_cast<size_t>(k)] = group;
+      for (size_t i = 0; i < node.outputs.size(); ++i) {
+        if (node.outputs[i] != kNone) own[node.outputs[i]] = spec.clones[k].outputs[i];
+      }
+    }
+    return own;
   };
 
   for (size_t p : order) {
@@ -200,15 +275,27 @@ Expected<RewriteSpec> RewriteSpecBuilder::Build(const std::vector<size_t>& plans
     spec.applied_plans.push_back(p);
     const std::vector<NodeId>& readers = readers_[p];
     // Groups: the readers from starts[g - 1] (0 for the first group) up to the next start.
+    // With a keep, the original serves everything before the first group's first reader.
+    const bool keeps = keep_of.count(p) > 0;
+    if (keeps) spec.kept_plans.push_back(p);
+    const int32_t first_reader = keeps ? keep_of[p] : 0;
     std::vector<int32_t> starts;
     if (auto it = starts_of.find(p); it != starts_of.end()) starts = it->second;
     std::sort(starts.begin(), starts.end());
     starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+    starts.erase(std::remove_if(starts.begin(), starts.end(), [&](int32_t r) { return r <= first_reader; }),
+                 starts.end());
     const size_t num_groups = starts.size() + 1;
     std::vector<int32_t> group_at(num_groups);  // base position of each group's first reader
     for (size_t g = 0; g < num_groups; ++g) {
-      const size_t r = g == 0 ? 0 : static_cast<size_t>(starts[g - 1]);
+      const size_t r = static_cast<size_t>(g == 0 ? first_reader : starts[g - 1]);
       group_at[g] = r < readers.size() ? position[readers[r]] : std::numeric_limits<int32_t>::max();
+    }
+    const int32_t kept_before = keeps ? group_at[0] : std::numeric_limits<int32_t>::min();
+    const bool private_groups = is_private.count(p) > 0;
+    std::vector<int32_t> group_id(num_groups, -1);
+    if (private_groups) {
+      for (int32_t& id : group_id) id = num_private_groups++;
     }
     auto group_of_position = [&](int32_t pos) {
       return static_cast<size_t>(std::upper_bound(group_at.begin() + 1, group_at.end(), pos) - (group_at.begin() + 1));
@@ -223,6 +310,7 @@ Expected<RewriteSpec> RewriteSpecBuilder::Build(const std::vector<size_t>& plans
                                 const ValueId r = recompute(x);
                                 return r != kNone ? r : x;
                               }));
+      private_group[static_cast<size_t>(k)] = group_id[0];
       for (size_t i = 0; i < node.outputs.size(); ++i) {
         if (node.outputs[i] != kNone) recompute_of[node.outputs[i]] = spec.clones[k].outputs[i];
       }
@@ -243,6 +331,7 @@ Expected<RewriteSpec> RewriteSpecBuilder::Build(const std::vector<size_t>& plans
                                   const ValueId r = recompute(x);
                                   return r != kNone ? r : x;
                                 }));
+        private_group[static_cast<size_t>(k)] = group_id[g];
         for (size_t i = 0; i < node.outputs.size(); ++i) {
           if (node.outputs[i] != kNone) own[node.outputs[i]] = spec.clones[k].outputs[i];
         }
@@ -255,15 +344,27 @@ Expected<RewriteSpec> RewriteSpecBuilder::Build(const std::vector<size_t>& plans
       const ValueId o = entry.outputs[i];
       if (o == kNone) continue;
       for (const auto& [consumer, slot] : graph_.values[o].consumers) {
-        if (!backward_[consumer]) continue;
+        if (!backward_[consumer] || position[consumer] < kept_before) continue;
         spec.rewires.push_back({consumer, slot, spec.clones[entry_clone[group_of_position(position[consumer])]].outputs[i]});
       }
       auto readers_of = clone_readers.find(o);
       if (readers_of == clone_readers.end()) continue;
-      for (const auto& [k, slot] : readers_of->second) {
-        spec.clones[k].inputs[slot] = spec.clones[entry_clone[group_of_position(anchor[k])]].outputs[i];
-      }
+      const std::vector<std::pair<int32_t, int32_t>> clone_reads = std::move(readers_of->second);
       clone_readers.erase(readers_of);
+      for (const auto& [k, slot] : clone_reads) {
+        if (anchor[k] < kept_before) continue;  // reads the kept original
+        const int32_t group = private_group[static_cast<size_t>(k)];
+        if (group < 0) {
+          spec.clones[k].inputs[slot] = spec.clones[entry_clone[group_of_position(anchor[k])]].outputs[i];
+          continue;
+        }
+        auto made = private_copy.find({group, p});
+        if (made == private_copy.end()) {
+          MEMOPT_ASSIGN_OR_RETURN(auto own, add_private_copy(plan, group, anchor[k]));
+          made = private_copy.emplace(std::pair(group, p), std::move(own)).first;
+        }
+        spec.clones[k].inputs[slot] = made->second.at(o);
+      }
     }
   }
   std::sort(spec.seeded_dropouts.begin(), spec.seeded_dropouts.end());

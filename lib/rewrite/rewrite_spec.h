@@ -24,6 +24,15 @@
 // values its group's copies compute, else what ORT's clone would read. A clone of another plan
 // that reads a split plan's entry output reads the group whose readers start at or before the
 // place the reading clone runs (its own group's first reader).
+//
+// Two more variants of a plan (docs/plan.md, "Kept originals and private chains"):
+//   * keep(p, j), 0 <= j < m: the original entry outputs stay live for the readers that run
+//     before r_j: backward readers r_0 .. r_{j-1} read the original, as do clones of other plans
+//     placed before r_j; the clone groups start at r_j (splits at readers <= j are void);
+//   * private(p): every clone group of p computes the entries of the plans applied after it (the
+//     ones whose entries run earlier) that its clones read with a copy of its own, recursively
+//     down to values no applied plan recomputes, instead of sharing ORT's clone of them; those
+//     copies run right before the group and are freed after it.
 #pragma once
 
 #include <cstddef>
@@ -61,6 +70,7 @@ struct RewriteSpec {
   std::vector<Rewire> rewires;
   std::vector<NodeId> seeded_dropouts;  ///< original nodes that get a `seed` attribute
   std::vector<size_t> applied_plans;    ///< indices into ScanResult::plans, application order
+  std::vector<size_t> kept_plans;       ///< those applied with a keep (their first readers read the original)
 
   size_t num_values() const { return num_original_values + clone_values.size(); }
   bool IsCloneValue(ValueId v) const { return v >= static_cast<ValueId>(num_original_values); }
@@ -87,19 +97,35 @@ class RewriteSpecBuilder {
 
   /// Plan indices: [0, ScanResult::plans.size()) are the scan's plans; after them, one index per
   /// split (p, j): plan p's clone groups start anew at its entry's backward reader j (1 <= j <
-  /// Readers(p).size()), for every plan with two or more readers, by plan then j.
-  size_t num_indices() const { return scan_.plans.size() + split_plan_.size(); }
-  bool IsSplit(size_t index) const { return index >= scan_.plans.size(); }
+  /// Readers(p).size()), for every plan with two or more readers, by plan then j; then one per
+  /// keep (p, j), 0 <= j < Readers(p).size(); then one private(p) per plan with a reader. Every
+  /// variant implies its plan.
+  size_t num_indices() const { return private_begin_ + private_plan_.size(); }
+  bool IsSplit(size_t index) const { return index >= scan_.plans.size() && index < keep_begin_; }
+  bool IsKeep(size_t index) const { return index >= keep_begin_ && index < private_begin_; }
+  bool IsPrivate(size_t index) const { return index >= private_begin_; }
+  /// A split, keep or private index: memopt's own variant of a scan plan.
+  bool IsVariant(size_t index) const { return index >= scan_.plans.size(); }
   /// The scan plan of a plan index (itself for a scan plan).
   size_t BasePlan(size_t index) const {
+    if (IsPrivate(index)) return private_plan_[index - private_begin_];
+    if (IsKeep(index)) return keep_plan_[index - keep_begin_];
     return IsSplit(index) ? split_plan_[index - scan_.plans.size()] : index;
   }
-  /// The reader a split starts its group at (0 for a scan plan).
+  /// The reader a split starts its group at, or a keep its first group (0 for other indices).
   int32_t SplitReader(size_t index) const {
+    if (IsKeep(index)) return static_cast<int32_t>(index - keep_begin_ - keep_first_[BasePlan(index)]);
     return IsSplit(index) ? static_cast<int32_t>(index - scan_.plans.size() - split_begin_[BasePlan(index)]) + 1 : 0;
   }
   /// The index of split (plan, reader), or -1 when reader is not in [1, Readers(plan).size()).
   int64_t SplitIndex(size_t plan, int32_t reader) const;
+  /// The index of keep (plan, reader), or -1 when reader is not in [0, Readers(plan).size()).
+  int64_t KeepIndex(size_t plan, int32_t reader) const;
+  /// The index of private(plan), or -1 when the plan has no backward reader.
+  int64_t PrivateIndex(size_t plan) const;
+  /// `plans` as Build() applies them: ascending and unique, every variant's plan added, of a
+  /// plan's keeps only the last reader's, splits at or before it dropped.
+  std::vector<size_t> Canonical(const std::vector<size_t>& plans) const;
   /// The entry's backward readers of a scan plan: distinct original nodes, execution order.
   const std::vector<NodeId>& Readers(size_t plan) const { return readers_[plan]; }
 
@@ -115,6 +141,12 @@ class RewriteSpecBuilder {
   std::vector<std::vector<NodeId>> readers_;  ///< per scan plan
   std::vector<size_t> split_begin_;           ///< per scan plan: its first split's offset
   std::vector<size_t> split_plan_;            ///< per split: its scan plan
+  size_t keep_begin_ = 0;                     ///< first keep index
+  std::vector<size_t> keep_first_;            ///< per scan plan: its first keep's offset
+  std::vector<size_t> keep_plan_;             ///< per keep: its scan plan
+  size_t private_begin_ = 0;                  ///< first private index
+  std::vector<int64_t> private_of_;           ///< per scan plan: its private index, or -1
+  std::vector<size_t> private_plan_;          ///< per private index: its scan plan
 };
 
 /// True for ONNX Dropout (since-version 12 or 13) and com.microsoft BitmaskDropout, BiasDropout,

@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <set>
 
+#include "analysis/op_table.h"
 #include "helpers/plan_test_util.h"
 #include "plan/plan_evaluator.h"
 #include "test_data.h"
@@ -107,6 +109,67 @@ TEST_CASE("rewrite spec: a plan's splits share the first group with ORT's model"
       if (r.node == first_reader) CHECK(split->IsCloneValue(r.value));
     }
   }
+}
+
+TEST_CASE("rewrite spec: a keep leaves the first readers on the original; private chains copy what they read",
+          "[rewrite][split]") {
+  // tests/data/plan/convnet_residual_train.onnx: the stem conv2d -> BN -> relu, then the block
+  // conv2d_1 -> BN_1 -> relu_1 -> conv2d_2 -> BN_2, added to relu. conv2d_2's backward readers
+  // are its BatchNorm gradient's ReduceMean_3, Sub_4 and BatchNormalizationGrad_13; conv2d_1's
+  // are BN_1's (the same three).
+  testing::Scanned s = testing::ScanFile(testing::SourcePath("tests/data/plan/convnet_residual_train.onnx"), 1, "",
+                                         &OpTable::Extended());
+  const std::vector<size_t> plans = testing::Select(s, R"([
+    "Conv+:1:-1", "Conv+@1/2.k0.p:0:0", "Conv+@2/k2:0:0",
+    "BatchNormalization+Relu+:1:-1", "BatchNormalization+Relu+@0/p:0:0"])");
+  const RewriteSpecBuilder builder(s.model.graph, s.scan);
+  Expected<RewriteSpec> spec = builder.Build(plans);
+  REQUIRE(spec.ok());
+  const Graph& g = s.model.graph;
+  const std::string bn = "node__native_batch_norm_legit_functional";
+  std::map<std::string, int> copies;
+  std::map<std::string, std::vector<std::string>> reads;  // clone name -> what its first input is
+  for (const CloneSpec& c : spec->clones) {
+    const std::string name = g.node(c.original).name;
+    ++copies[name];
+    const ValueId in = c.inputs.front();
+    reads[RecomputeName(name, c.copy)].push_back(
+        spec->IsCloneValue(in) ? RecomputeName(g.value(spec->clone_values[in - spec->num_original_values]).name, 0) + "*"
+                               : g.value(in).name);
+  }
+  // conv2d_1 in two groups, each computing relu (and so conv2d) privately; relu's own group also
+  // computes conv2d privately; conv2d's own clone serves its BatchNorm gradient.
+  CHECK(copies == std::map<std::string, int>{{"node_conv2d", 4}, {bn + "__0", 3}, {"node_relu", 3},
+                                             {"node_conv2d_1", 2}, {bn + "_1__0", 1}, {"node_relu_1", 1},
+                                             {"node_conv2d_2", 1}});
+  // keep(conv2d_1, 0): the clone of BN_1 (relu_1's plan) runs before conv2d_1's first backward
+  // reader and reads the original.
+  CHECK(reads[RecomputeName(bn + "_1__0", 0)] == std::vector<std::string>{"conv2d_1"});
+  // Each copy of conv2d_1 and relu reads a copy of its own chain: no two clones read one clone.
+  std::map<ValueId, int> readers_of_clone;
+  for (const CloneSpec& c : spec->clones) {
+    for (ValueId v : c.inputs) {
+      if (v != kNone && spec->IsCloneValue(v)) ++readers_of_clone[v];
+    }
+  }
+  for (const auto& [v, n] : readers_of_clone) CHECK(n == 1);
+  // keep(conv2d_2, 2): ReduceMean_3 and Sub_4 read the original conv2d_2, BatchNormalizationGrad_13 its clone.
+  std::set<std::string> rewired;
+  for (const Rewire& r : spec->rewires) rewired.insert(g.node(r.node).name);
+  CHECK_FALSE(rewired.count(bn + "_2__0_Grad/ReduceMean_3"));
+  CHECK_FALSE(rewired.count(bn + "_2__0_Grad/Sub_4"));
+  CHECK(rewired.count(bn + "_2__0_Grad/BatchNormalizationGrad_13"));
+  CHECK(rewired.count(bn + "_1__0_Grad/ReduceMean_3"));  // conv2d_1: its first group
+  // The written graph, its predicted peak and cost are the evaluator's.
+  Expected<PlanEvaluator> ev = PlanEvaluator::Create(g, s.scan, s.dims);
+  REQUIRE(ev.ok());
+  PlanOutcome outcome = testing::Outcome(s, plans);
+  testing::CheckRewriteInvariants(g, s.scan, outcome);
+  Expected<PlanEvaluation> e = ev->Evaluate(plans);
+  REQUIRE(e.ok());
+  CHECK(e->peak_bytes == outcome.peak.peak_bytes);
+  CHECK(e->nodes_added == 15);
+  CHECK(ev->CostOf(plans) == Approx(e->added_seconds));
 }
 
 }  // namespace

@@ -149,6 +149,17 @@ TEST_CASE("verify: level plans of graphs built by memopt grad are bit-identical"
   fs::remove_all(dir);
 }
 
+TEST_CASE("verify: keeps and private chains are bit-identical, measured peak = predicted", "[rewrite][verify][exec]") {
+  // The plan set of rewrite_spec_test.cc's keep/private case on the residual ConvNet: originals
+  // kept for the first readers, two groups with private chains down to the graph input.
+  testing::Scanned s = testing::ScanFile(testing::SourcePath("tests/data/plan/convnet_residual_train.onnx"), 1, "",
+                                         &OpTable::Extended());
+  WriteAndVerify(s,
+                 testing::Select(s, R"(["Conv+:1:-1", "Conv+@1/2.k0.p:0:0", "Conv+@2/k2:0:0",
+                                       "BatchNormalization+Relu+:1:-1", "BatchNormalization+Relu+@0/p:0:0"])"),
+                 "keeps and private chains");
+}
+
 TEST_CASE("verify: extended-op budget plans lower a ConvNet's peak and are bit-identical", "[rewrite][verify][grad]") {
   // tests/data/plan/convnet_bn.onnx (scripts/gen_convnet.py): ORT's table has no Conv or Relu, so
   // only --ops extended gives this ResNet-style graph plans; each budget plan meets its budget,

@@ -193,8 +193,11 @@ inline void CheckRewriteInvariants(const Graph& original, const ScanResult& scan
       if (v != kNone) CHECK(g.values[v].name == RecomputeName(original.values[outcome.spec.clone_values[v - outcome.spec.num_original_values]].name, copy));
     }
   }
-  // Applied entries: no backward node reads their outputs any more.
+  // Applied entries: no backward node reads their outputs any more (plans with a keep are left
+  // out: their first readers read the original).
+  const std::vector<size_t>& kept = outcome.spec.kept_plans;
   for (size_t p : outcome.spec.applied_plans) {
+    if (std::find(kept.begin(), kept.end(), p) != kept.end()) continue;
     const Node& entry = g.nodes[outcome.rewritten.new_id[scan.plans[p].entry]];
     for (ValueId v : entry.outputs) {
       if (v == kNone) continue;

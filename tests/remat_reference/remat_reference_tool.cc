@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,6 +24,7 @@
 #include "pipeline/plan_pipeline.h"
 #include "plan/budget_sweep.h"
 #include "plan/remat_reference.h"
+#include "analysis/peak_estimate.h"
 
 namespace memopt {
 namespace {
@@ -55,7 +57,7 @@ Expected<nlohmann::json> MemoptPlan(const ScannedModel& model, const std::string
   const PlanOutcome& outcome = planned->outcome;
   std::vector<NodeId> originals;
   for (const auto& clone : outcome.spec.clones) originals.push_back(clone.original);
-  MEMOPT_ASSIGN_OR_RETURN(*stages, RematStagesOfRewrite(model.scan, outcome.rewritten.order, outcome.rewritten.new_id,
+  MEMOPT_ASSIGN_OR_RETURN(*stages, RematStagesOfRewrite(model.graph(), model.scan, outcome.rewritten.order, outcome.rewritten.new_id,
                                                          outcome.rewritten.clone_id, originals));
   nlohmann::json j;
   j["met"] = planned->planned && planned->planned->met;
@@ -67,9 +69,10 @@ Expected<nlohmann::json> MemoptPlan(const ScannedModel& model, const std::string
 }
 
 int Run(int argc, char** argv) {
-  if (argc < 6) {
+  if (argc < 5) {
     std::cerr << "usage: memopt_remat_reference write MODEL DIMS OPS BUDGET MPS START\n"
-                 "       memopt_remat_reference check MODEL DIMS OPS SCHEDULE\n";
+                 "       memopt_remat_reference check MODEL DIMS OPS SCHEDULE\n"
+                 "       memopt_remat_reference order MODEL DIMS OPS\n";
     return 2;
   }
   const std::string command = argv[1];
@@ -126,6 +129,14 @@ int Run(int argc, char** argv) {
     out["peak"] = replay->peak_bytes;
     out["added_seconds"] = replay->added_seconds;
     out["recomputations"] = replay->recomputations;
+    out["stage_peaks"] = replay->stage_peaks;
+    nlohmann::json resident = nlohmann::json::array();  // per stage: the steps whose outputs it keeps
+    for (const auto& values : replay->resident) {
+      std::set<int32_t> steps;
+      for (ValueId v : values) steps.insert(m.scan.order.position[m.graph().value(v).producer]);
+      resident.push_back(steps);
+    }
+    out["resident"] = resident;
     nlohmann::json stages = nlohmann::json::object();  // readable: stage node <- recomputed nodes
     for (size_t t = 0; t < schedule.size(); ++t) {
       if (schedule[t].empty()) continue;
@@ -134,6 +145,23 @@ int Run(int argc, char** argv) {
       stages[std::to_string(t) + " " + m.graph().node(m.scan.order.order[t]).name] = names;
     }
     out["stages"] = stages;
+  } else if (command == "order" && argc == 5) {
+    // The steps: name, op, the steps whose outputs each reads, and its output bytes.
+    const ValueLiveRanges live = ComputeValueLiveRanges(m.graph(), m.scan.order, m.dims);
+    nlohmann::json steps = nlohmann::json::array();
+    for (size_t t = 0; t < m.scan.order.order.size(); ++t) {
+      const Node& node = m.graph().node(m.scan.order.order[t]);
+      nlohmann::json reads = nlohmann::json::array();
+      for (ValueId v : node.inputs) {
+        if (v == kNone || m.graph().value(v).producer == kNone) continue;
+        reads.push_back(m.scan.order.position[m.graph().value(v).producer]);
+      }
+      int64_t bytes = 0;
+      for (ValueId v : node.outputs)
+        if (v != kNone && live.bytes[v].has_value() && live.alloc[v] >= 0) bytes += live.size[v];
+      steps.push_back({{"step", t}, {"name", node.name}, {"op", node.op_type}, {"reads", reads}, {"bytes", bytes}});
+    }
+    out["order"] = steps;
   } else {
     std::cerr << "memopt_remat_reference: error: unknown command or wrong arguments\n";
     return 2;
