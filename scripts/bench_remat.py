@@ -15,7 +15,9 @@ added compute (cost model) to reach it, and the planner's time for the sweep.
 
 A benchmark, not a test: prints one markdown table (docs/benchmarks.md keeps the last one) and exits
 0 whatever the numbers are, non-zero when a command fails. Standard library only.
-  scripts/bench_remat.py [--memopt build/tools/memopt] [--work DIR]
+  scripts/bench_remat.py [--memopt build/tools/memopt] [--work DIR] [--points 5]
+A second table lists each model's frontier: every sweep point (peak vs added compute), the
+references, and the exact reference's schedules at its targets (lowest peak, budgets 0.95-0.7).
 """
 import argparse
 import json
@@ -64,12 +66,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--memopt", default=os.path.join(ROOT, "build", "tools", "memopt"))
     parser.add_argument("--work", default=None)
+    parser.add_argument("--points", type=int, default=5, help="sweep points per model (the frontier)")
     args = parser.parse_args()
     work = args.work or tempfile.mkdtemp(prefix="memopt_bench_remat_")
     os.makedirs(work, exist_ok=True)
     print("| graph | steps | unoptimized | " + " | ".join(f"{m} (sweep s)" for m, _ in MODELS) +
           " | per-block checkpointing | ORT level 1 | ORT level 2 | exact reference (HiGHS) |")
     print("|---|---|---|" + "---|" * (len(MODELS) + 4))
+    frontiers = []  # (graph, [(label, [(peak, seconds), ...])])
     for name, model, dims, record in GRAPHS:
         if model.startswith("grad:"):
             source = os.path.join(ROOT, model[len("grad:"):])
@@ -83,21 +87,28 @@ def main():
         dim_args = ["--dims", dims] if dims else []
         cells, refs = [], None
         base = steps = None
-        for _, flags in MODELS:
+        curves = []
+        for label, flags in MODELS:
             began = time.monotonic()
             out = json.loads(run([args.memopt, "-qq", "plan", path, "--ops", "extended", "--sweep", "--sweep-points",
-                                  "2", "--format", "json", "-o", "-"] + dim_args + flags))
+                                  str(args.points), "--format", "json", "-o", "-"] + dim_args + flags))
             seconds = time.monotonic() - began
             base = out["unoptimized_peak"]
             lowest = min(out["points"], key=lambda p: p["peak"])
             cells.append(f"{cell(lowest['peak'], lowest['added_seconds_estimate'], base)} ({seconds:.1f} s)")
             refs = {r["label"]: r for r in out["references"]}
+            curves.append((label, sorted({(p["peak"], p["added_seconds_estimate"]) for p in out["points"]},
+                                         reverse=True)))
         scan = json.loads(run([args.memopt, "-qq", "scan", path, "--ops", "extended", "--format", "json"] + dim_args))
         steps = scan["model"]["nodes"]
         ref_cells = []
         for label in ("per-block checkpointing", "ORT level 1", "ORT level 2"):
             r = refs.get(label)
             ref_cells.append(cell(r["peak"], r["added_seconds_estimate"], base) if r else "-")
+        for label in ("per-block checkpointing", "ORT level 1", "ORT level 2"):
+            r = refs.get(label)
+            if r:
+                curves.append((label, [(r["peak"], r["added_seconds_estimate"])]))
         exact = "-"
         if record:
             with open(os.path.join(ROOT, "tests", "data", "remat_reference", record + ".json")) as f:
@@ -108,8 +119,21 @@ def main():
                 bound = ref.get("bound")
                 proof = "optimal" if ref["optimal"] else (f"bound {change(bound, base)}" if bound else "no bound")
                 exact = f"{cell(ref['peak'], ref['added_seconds'], base)} ({proof})"
+            # The reference's frontier: its schedule at every target it meets.
+            curves.append(("exact reference", sorted({(t["reference"]["peak"], t["reference"]["added_seconds"])
+                                                      for t in rec["targets"] if t["reference"]}, reverse=True)))
+        frontiers.append((name, base, curves))
         print(f"| {name} | {steps} | {base:,} B | " + " | ".join(cells) + " | " + " | ".join(ref_cells) +
               f" | {exact} |")
+    # The frontiers: every point of each model's sweep (peak change, added compute), highest peak first.
+    print()
+    print(f"Frontiers (`--sweep-points {args.points}`; peak change / added compute, highest peak first):")
+    print()
+    print("| graph | model | frontier |")
+    print("|---|---|---|")
+    for name, base, curves in frontiers:
+        for label, points in curves:
+            print(f"| {name} | {label} | " + "; ".join(f"{change(p, base)} / {t * 1e6:.2f} us" for p, t in points) + " |")
     return 0
 
 
