@@ -6,7 +6,9 @@
 // earlier step that is recomputable, in order: not random, and, with a YieldOp boundary, not
 // downstream of it (there the backward order is ONNX Runtime's, and a clone reading a backward
 // value runs as soon as it is ready, not where placed; clones of forward steps and of backward
-// constants run right before their reader). Per stage t:
+// constants run in the batch of branch steps before the main-path step that needs them, so a
+// recomputation before a step inside such a batch, or before the main step ending one, counts at
+// the batch's first step). Per stage t:
 //   R[t][i]    step i < t is recomputed in stage t (step t itself always runs);
 //   S[t][v]    value v is resident when stage t starts (kept from an earlier stage);
 //   F[t][v][k] value v is freed right after step k of stage t (k produces or reads v).
