@@ -3,6 +3,7 @@
 // graph; with it on, no worse, and a budget between the two is met.
 #include "plan/remat_reference.h"
 
+#include "analysis/op_table.h"
 #include "helpers/plan_test_util.h"
 
 namespace memopt {
@@ -124,6 +125,35 @@ g (float[256] x) => (float[256] y) {
   auto refused = SolveRematReference(s.model.graph, s.scan, s.dims, bad);
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.status().message().find("node 'a'") != std::string::npos);
+}
+
+TEST_CASE("remat reference: recomputations inside ORT's branch batches count at the batch's start",
+          "[plan][remat_reference]") {
+  // tests/data/plan/convnet_residual_train.onnx (YieldOp): steps 30-42 are the BN_2 gradient's
+  // constants and batch statistics, none of which depends on the boundary, ended by its
+  // BatchNormalizationGrad (43, main path); step 44 (conv2d_2's ConvGrad) follows a main step. A
+  // clone of the forward conv2d_2 (step 6) runs in that batch near its start, so the reference
+  // takes it at stage 30 or at a stage after 43, not at 42 or 43.
+  testing::Scanned s = ScanFile(testing::SourcePath("tests/data/plan/convnet_residual_train.onnx"), 1, "",
+                                &OpTable::Extended());
+  const auto& order = s.scan.order.order;
+  REQUIRE(order.size() == 78);
+  REQUIRE(s.model.graph.node(order[30]).name == "node__native_batch_norm_legit_functional_2__0_Grad/Constant_0");
+  REQUIRE(s.model.graph.node(order[43]).op_type == "BatchNormalizationGrad");
+  auto at = [&](size_t stage) {
+    RematReferenceOptions options;
+    options.fixed = std::vector<std::vector<int32_t>>(order.size());
+    (*options.fixed)[stage] = {6};
+    return SolveRematReference(s.model.graph, s.scan, s.dims, options);
+  };
+  CHECK(at(30).ok());
+  CHECK(at(44).ok());
+  for (size_t stage : {31, 42, 43}) {
+    INFO("stage " << stage);
+    Expected<RematReferenceResult> refused = at(stage);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.status().message().find("put them at the batch's first step, stage 30") != std::string::npos);
+  }
 }
 
 }  // namespace
