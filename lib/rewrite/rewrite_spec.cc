@@ -131,11 +131,18 @@ int64_t RewriteSpecBuilder::KeepIndex(size_t plan, int32_t reader) const {
   return static_cast<int64_t>(keep_begin_ + keep_first_[plan] + static_cast<size_t>(reader));
 }
 
-std::vector<size_t> RewriteSpecBuilder::Canonical(const std::vector<size_t>& plans) const {
+std::unordered_map<size_t, int32_t> RewriteSpecBuilder::KeepReaders(const std::vector<size_t>& plans) const {
   std::unordered_map<size_t, int32_t> keep_of;
   for (size_t p : plans) {
-    if (IsKeep(p)) keep_of[BasePlan(p)] = std::max(keep_of.count(BasePlan(p)) ? keep_of[BasePlan(p)] : 0, SplitReader(p));
+    if (!IsKeep(p)) continue;
+    auto [it, added] = keep_of.emplace(BasePlan(p), SplitReader(p));
+    if (!added) it->second = std::max(it->second, SplitReader(p));
   }
+  return keep_of;
+}
+
+std::vector<size_t> RewriteSpecBuilder::Canonical(const std::vector<size_t>& plans) const {
+  const std::unordered_map<size_t, int32_t> keep_of = KeepReaders(plans);
   std::vector<size_t> out;
   for (size_t p : plans) {
     if (p >= num_indices()) continue;
@@ -170,16 +177,15 @@ Expected<RewriteSpec> RewriteSpecBuilder::Build(const std::vector<size_t>& plans
   std::vector<size_t> order;
   order.reserve(plans.size());
   std::unordered_map<size_t, std::vector<int32_t>> starts_of;
-  std::unordered_map<size_t, int32_t> keep_of;  // scan plan -> the reader its clone groups start at
   std::unordered_set<size_t> is_private;
   for (size_t p : plans) {
     if (p >= num_indices()) return InternalError(fmt::format("plan index {} out of range", p));
     const size_t base = BasePlan(p);
     order.push_back(base);
     if (IsSplit(p)) starts_of[base].push_back(SplitReader(p));
-    if (IsKeep(p)) keep_of[base] = std::max(keep_of.count(base) ? keep_of[base] : 0, SplitReader(p));
     if (IsPrivate(p)) is_private.insert(base);
   }
+  const std::unordered_map<size_t, int32_t> keep_of = KeepReaders(plans);  // where clone groups start
   std::sort(order.begin(), order.end());
   order.erase(std::unique(order.begin(), order.end()), order.end());
   // One plan per node: a node with a type-1 and a type-2 plan gets the first one selected (its
@@ -245,25 +251,30 @@ Expected<RewriteSpec> RewriteSpecBuilder::Build(const std::vector<size_t>& plans
     private_group.push_back(-1);
     return k;
   };
-  // A copy of `subgraph` for private group `group` (anchored at `at`): its own values inside,
-  // ORT's clones (when made already) or the original values outside.
-  auto add_private_copy = [&](const RecomputePlan& plan, int32_t group, int32_t at)
-      -> Expected<std::unordered_map<ValueId, ValueId>> {
-    std::unordered_map<ValueId, ValueId> own;
+  // A further copy of a plan's whole subgraph (a split's later group, or a private group's copy
+  // of a plan it reads), anchored at `at`, in private group `group` (-1: none): its own values
+  // inside, ORT's clones (when made already) or the original values outside.
+  struct Copy {
+    std::unordered_map<ValueId, ValueId> own;  // original value -> this copy's
+    int32_t entry_clone = -1;                  // the clone of the plan's entry
+  };
+  auto add_copy = [&](const RecomputePlan& plan, int32_t group, int32_t at) -> Expected<Copy> {
+    Copy copy;
     for (NodeId n : plan.subgraph) {
       const Node& node = graph_.nodes[n];
       if (needs_seed_[n]) spec.seeded_dropouts.push_back(n);
       MEMOPT_ASSIGN_OR_RETURN(const int32_t k, add_clone(n, ++copies[n], at, [&](ValueId x) {
-                                if (auto it = own.find(x); it != own.end()) return it->second;
+                                if (auto it = copy.own.find(x); it != copy.own.end()) return it->second;
                                 const ValueId r = recompute(x);
                                 return r != kNone ? r : x;
                               }));
       private_group[static_cast<size_t>(k)] = group;
       for (size_t i = 0; i < node.outputs.size(); ++i) {
-        if (node.outputs[i] != kNone) own[node.outputs[i]] = spec.clones[k].outputs[i];
+        if (node.outputs[i] != kNone) copy.own[node.outputs[i]] = spec.clones[k].outputs[i];
       }
+      if (n == plan.entry) copy.entry_clone = k;
     }
-    return own;
+    return copy;
   };
 
   for (size_t p : order) {
@@ -276,9 +287,10 @@ Expected<RewriteSpec> RewriteSpecBuilder::Build(const std::vector<size_t>& plans
     const std::vector<NodeId>& readers = readers_[p];
     // Groups: the readers from starts[g - 1] (0 for the first group) up to the next start.
     // With a keep, the original serves everything before the first group's first reader.
-    const bool keeps = keep_of.count(p) > 0;
+    const auto kept = keep_of.find(p);
+    const bool keeps = kept != keep_of.end();
     if (keeps) spec.kept_plans.push_back(p);
-    const int32_t first_reader = keeps ? keep_of[p] : 0;
+    const int32_t first_reader = keeps ? kept->second : 0;
     std::vector<int32_t> starts;
     if (auto it = starts_of.find(p); it != starts_of.end()) starts = it->second;
     std::sort(starts.begin(), starts.end());
@@ -322,21 +334,8 @@ Expected<RewriteSpec> RewriteSpecBuilder::Build(const std::vector<size_t>& plans
     std::vector<int32_t> entry_clone = {cloned->second};  // per group
     // Further groups: a copy of the whole subgraph each.
     for (size_t g = 1; g < num_groups; ++g) {
-      std::unordered_map<ValueId, ValueId> own;  // original value -> this group's copy
-      for (NodeId n : plan.subgraph) {
-        const Node& node = graph_.nodes[n];
-        if (needs_seed_[n]) spec.seeded_dropouts.push_back(n);
-        MEMOPT_ASSIGN_OR_RETURN(const int32_t k, add_clone(n, ++copies[n], group_at[g], [&](ValueId x) {
-                                  if (auto it = own.find(x); it != own.end()) return it->second;
-                                  const ValueId r = recompute(x);
-                                  return r != kNone ? r : x;
-                                }));
-        private_group[static_cast<size_t>(k)] = group_id[g];
-        for (size_t i = 0; i < node.outputs.size(); ++i) {
-          if (node.outputs[i] != kNone) own[node.outputs[i]] = spec.clones[k].outputs[i];
-        }
-        if (n == plan.entry) entry_clone.push_back(k);
-      }
+      MEMOPT_ASSIGN_OR_RETURN(const Copy copy, add_copy(plan, group_id[g], group_at[g]));
+      entry_clone.push_back(copy.entry_clone);
     }
 
     // Rewire the entry's backward consumers (and clones reading it) to their group's clone.
@@ -360,8 +359,8 @@ Expected<RewriteSpec> RewriteSpecBuilder::Build(const std::vector<size_t>& plans
         }
         auto made = private_copy.find({group, p});
         if (made == private_copy.end()) {
-          MEMOPT_ASSIGN_OR_RETURN(auto own, add_private_copy(plan, group, anchor[k]));
-          made = private_copy.emplace(std::pair(group, p), std::move(own)).first;
+          MEMOPT_ASSIGN_OR_RETURN(Copy copy, add_copy(plan, group, anchor[k]));
+          made = private_copy.emplace(std::pair(group, p), std::move(copy.own)).first;
         }
         spec.clones[k].inputs[slot] = made->second.at(o);
       }

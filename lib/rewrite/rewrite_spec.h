@@ -38,6 +38,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "analysis/scan.h"
@@ -126,6 +127,8 @@ class RewriteSpecBuilder {
   /// `plans` as Build() applies them: ascending and unique, every variant's plan added, of a
   /// plan's keeps only the last reader's, splits at or before it dropped.
   std::vector<size_t> Canonical(const std::vector<size_t>& plans) const;
+  /// Per scan plan with a keep among `plans`: the latest keep's reader (the one that counts).
+  std::unordered_map<size_t, int32_t> KeepReaders(const std::vector<size_t>& plans) const;
   /// The entry's backward readers of a scan plan: distinct original nodes, execution order.
   const std::vector<NodeId>& Readers(size_t plan) const { return readers_[plan]; }
 
