@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <utility>
@@ -75,8 +76,6 @@ struct EffectModel {
   }
 };
 
-/// The solver stops when its plan is proven within this fraction of the optimum.
-constexpr double kMipGap = 0.005;
 /// Room asked of a row, as a fraction of the budget, when the solver accepted a violation of it
 /// within its feasibility tolerance (rows are scaled to the budget; GLPK's tolerance is 1e-7).
 constexpr double kRowTolerance = 1e-6;
@@ -139,11 +138,35 @@ std::vector<char> RoundLp(const std::vector<double>& lp_x, const std::vector<Row
   // Choosing a unit of an interaction group that has one chosen already takes the group's unit
   // for both together (at most one per group).
   std::vector<int32_t> chosen_in_group(program.group_units.size(), -1);
+  // Links of single units (ProgramUnits::implied, at_most_one): a unit comes with the unit it
+  // requires, and one that would make a second unit of a set chosen is passed over.
+  std::vector<int32_t> required(n, -1);
+  std::vector<int32_t> dependents(n, 0);  // chosen units that require this one
+  std::vector<std::vector<size_t>> sets_of(n);
+  std::vector<char> set_taken(program.at_most_one.size(), 0);
+  for (const auto& [u, b] : program.implied) required[static_cast<size_t>(u)] = b;
+  for (size_t k = 0; k < program.at_most_one.size(); ++k) {
+    for (int32_t u : program.at_most_one[k]) sets_of[static_cast<size_t>(u)].push_back(k);
+  }
+  auto sets_free = [&](size_t u) {
+    return std::none_of(sets_of[u].begin(), sets_of[u].end(), [&](size_t k) { return set_taken[k] != 0; });
+  };
+  auto take = [&](size_t u, bool on) {
+    x[u] = on;
+    apply(u, on ? 1 : -1);
+    for (size_t k : sets_of[u]) set_taken[k] = on;
+    if (required[u] >= 0) dependents[static_cast<size_t>(required[u])] += on ? 1 : -1;
+  };
   auto choose = [&](size_t u) {
     const int32_t g = program.group[u];
     if (g < 0) {
-      x[u] = 1;
-      apply(u, 1);
+      if (x[u] || !sets_free(u)) return;
+      const int32_t b = required[u];
+      if (b >= 0 && !x[static_cast<size_t>(b)]) {
+        if (!sets_free(static_cast<size_t>(b))) return;
+        take(static_cast<size_t>(b), true);
+      }
+      take(u, true);
       return;
     }
     const int32_t current = chosen_in_group[static_cast<size_t>(g)];
@@ -179,20 +202,43 @@ std::vector<char> RoundLp(const std::vector<double>& lp_x, const std::vector<Row
   if (over > 0) return {};
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost(a) != cost(b) ? cost(a) > cost(b) : a < b; });
   for (size_t u : order) {
-    if (!x[u]) continue;
+    if (!x[u] || dependents[u] > 0) continue;
     const bool needed = std::any_of(column[u].begin(), column[u].end(), [&](const Entry& e) {
       return slack[static_cast<size_t>(e.row)] + e.delta < 0;
     });
     if (needed) continue;
-    x[u] = 0;
-    apply(u, -1);
+    if (program.group[u] < 0) {
+      take(u, false);
+    } else {
+      x[u] = 0;
+      apply(u, -1);
+    }
   }
   return x;
 }
 
+/// Whether `x` satisfies the active rows and the links among units (ProgramUnits).
+bool FitsActive(const std::vector<char>& x, const std::vector<Row>& rows, const ProgramUnits& program, double budget) {
+  for (const Row& row : rows) {
+    if (!row.active) continue;
+    double total = row.base + row.tightening;
+    for (const Term& t : row.terms) total += x[static_cast<size_t>(t.unit)] ? t.delta : 0.0;
+    if (total > budget) return false;
+  }
+  for (const auto& [u, b] : program.implied) {
+    if (x[static_cast<size_t>(u)] && !x[static_cast<size_t>(b)]) return false;
+  }
+  for (const std::vector<int32_t>& set : program.at_most_one) {
+    int chosen = 0;
+    for (int32_t u : set) chosen += x[static_cast<size_t>(u)] != 0;
+    if (chosen > 1) return false;
+  }
+  return true;
+}
+
 /// Solves the program over the active rows. Costs are scaled to at most 1, rows to the budget.
 Solve SolveActive(const std::vector<Row>& rows, const CloneCosts& clones, const ProgramUnits& program, double budget,
-                  double time_limit, double root_time_limit) {
+                  double time_limit, double root_time_limit, const std::vector<char>& start_x) {
   glp_term_out(GLP_OFF);  // the library never prints
   std::unique_ptr<glp_prob, GlpkDeleter> lp(glp_create_prob());
   glp_set_obj_dir(lp.get(), GLP_MIN);
@@ -227,12 +273,55 @@ Solve SolveActive(const std::vector<Row>& rows, const CloneCosts& clones, const 
       ar.push_back(-1.0);
     }
   }
+  // A shared node cloned by several units of an at-most-one set is paid by whichever is chosen:
+  // y_c >= the sum of their x_u (stronger than y_c >= each x_u in the relaxation).
+  for (const std::vector<int32_t>& set : program.at_most_one) {
+    std::map<int32_t, std::vector<int32_t>> cloners;  // shared node -> units of the set cloning it
+    for (int32_t u : set) {
+      for (int32_t c : clones.per_unit[static_cast<size_t>(u)]) cloners[c].push_back(u);
+    }
+    for (const auto& [c, units] : cloners) {
+      if (units.size() < 2) continue;
+      ++m;
+      glp_add_rows(lp.get(), 1);
+      glp_set_row_bnds(lp.get(), m, GLP_LO, 0.0, 0.0);
+      ia.push_back(m);
+      ja.push_back(n + c + 1);
+      ar.push_back(1.0);
+      for (int32_t u : units) {
+        ia.push_back(m);
+        ja.push_back(u + 1);
+        ar.push_back(-1.0);
+      }
+    }
+  }
   for (const std::vector<int32_t>& group : program.group_units) {  // at most one unit per group
     ++m;
     glp_add_rows(lp.get(), 1);
     glp_set_row_bnds(lp.get(), m, GLP_UP, 0.0, 1.0);
     for (int32_t u : group) {
       if (u < 0) continue;
+      ia.push_back(m);
+      ja.push_back(u + 1);
+      ar.push_back(1.0);
+    }
+  }
+  for (const auto& [u, b] : program.implied) {  // x_u - x_b <= 0
+    ++m;
+    glp_add_rows(lp.get(), 1);
+    glp_set_row_bnds(lp.get(), m, GLP_UP, 0.0, 0.0);
+    ia.push_back(m);
+    ja.push_back(u + 1);
+    ar.push_back(1.0);
+    ia.push_back(m);
+    ja.push_back(b + 1);
+    ar.push_back(-1.0);
+  }
+  for (const std::vector<int32_t>& set : program.at_most_one) {
+    ++m;
+    glp_add_rows(lp.get(), 1);
+    glp_set_row_bnds(lp.get(), m, GLP_UP, 0.0, 1.0);
+    for (int32_t u : set) {
       ia.push_back(m);
       ja.push_back(u + 1);
       ar.push_back(1.0);
@@ -326,6 +415,13 @@ Solve SolveActive(const std::vector<Row>& rows, const CloneCosts& clones, const 
       }
     }
   }
+  if (!start_x.empty() && FitsActive(start_x, rows, program, budget)) {  // the caller's plan
+    const double start_value = objective(start_x);
+    if (start_value < rounded_value) {
+      rounded = start_x;
+      rounded_value = start_value;
+    }
+  }
   auto gap_of = [&](double value) { return value <= 0 ? 0.0 : std::max(0.0, (value - lp_bound) / value); };
   auto answer_rounded = [&] {  // the rounded solution as the answer
     out.solved = true;
@@ -357,6 +453,7 @@ Solve SolveActive(const std::vector<Row>& rows, const CloneCosts& clones, const 
   parm.mir_cuts = GLP_ON;
   parm.cov_cuts = GLP_ON;
   parm.gmi_cuts = GLP_ON;
+  parm.clq_cuts = GLP_ON;
   parm.br_tech = GLP_BR_PCH;
   if (!rounded.empty()) {
     parm.cb_info = &callback;
@@ -407,7 +504,7 @@ std::vector<size_t> PlansOf(const std::vector<std::vector<size_t>>& units, const
 /// the budget without it (its own effect taken back), so a pass costs one range scan per unit and
 /// a simulation per likely drop instead of one per unit.
 Status PruneChosen(const PlanEvaluator& evaluator, const StepEffects& effects, const EffectModel& model,
-                   const CloneCosts& clones, const std::vector<std::vector<size_t>>& unit_plans, int64_t budget_bytes,
+                   const CloneCosts& clones, const ProgramUnits& program, int64_t budget_bytes,
                    std::vector<char>& x, PlanEvaluation& exact, std::vector<int64_t>& peaks, int& evaluations) {
   const double budget = static_cast<double>(budget_bytes);
   bool changed = true;
@@ -419,9 +516,11 @@ Status PruneChosen(const PlanEvaluator& evaluator, const StepEffects& effects, c
       if (!x[u]) continue;
       for (int32_t c : clones.per_unit[u]) ++cloners[static_cast<size_t>(c)];
     }
+    std::vector<char> required(x.size(), 0);  // by a chosen unit (ProgramUnits::implied)
+    for (const auto& [v, b] : program.implied) required[static_cast<size_t>(b)] |= x[static_cast<size_t>(v)];
     std::vector<std::pair<double, size_t>> order;
     for (size_t u = 0; u < x.size(); ++u) {
-      if (!x[u]) continue;
+      if (!x[u] || required[u]) continue;
       double own = clones.unit_cost[u];
       for (int32_t c : clones.per_unit[u]) own += cloners[static_cast<size_t>(c)] == 1 ? clones.cost[static_cast<size_t>(c)] : 0.0;
       order.emplace_back(-own, u);
@@ -439,7 +538,7 @@ Status PruneChosen(const PlanEvaluator& evaluator, const StepEffects& effects, c
       }
       if (!likely) continue;
       x[u] = 0;
-      MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation e, evaluator.Evaluate(PlansOf(unit_plans, x), true));
+      MEMOPT_ASSIGN_OR_RETURN(PlanEvaluation e, evaluator.Evaluate(PlansOf(program.plans, x), true));
       ++evaluations;
       if (e.peak_bytes <= budget_bytes) {
         peaks = effects.StepPeaks(e);
@@ -479,6 +578,23 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
   // (plan/program_units.h), each with its effect on every step, kept as runs.
   MEMOPT_ASSIGN_OR_RETURN(ProgramUnits program, BuildProgramUnits(effects, options.units));
   result.evaluations += program.simulations;
+  LinkUnits(evaluator.spec_builder(), program);
+  // The caller's known plan as program units (a small group's members as the group's union).
+  std::vector<char> start_x;
+  if (!options.start_units.empty()) {
+    start_x.assign(program.plans.size(), 0);
+    std::map<int32_t, uint32_t> group_mask;
+    for (size_t u : options.start_units) {
+      if (u >= options.units.size()) continue;
+      const int32_t g = program.group[u];
+      if (g < 0) {
+        start_x[u] = 1;
+      } else {
+        group_mask[g] |= program.mask[u];
+      }
+    }
+    for (const auto& [g, m] : group_mask) start_x[static_cast<size_t>(program.group_units[static_cast<size_t>(g)][m])] = 1;
+  }
   const size_t num_units = program.plans.size();
   EffectModel model;
   model.num_steps = num_steps;
@@ -542,7 +658,7 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
     std::vector<char> x = every;
     std::vector<int64_t> peaks = all_peaks;
     PlanEvaluation exact = all;
-    MEMOPT_RETURN_IF_ERROR(PruneChosen(evaluator, effects, model, clones, program.plans, options.budget_bytes, x, exact,
+    MEMOPT_RETURN_IF_ERROR(PruneChosen(evaluator, effects, model, clones, program, options.budget_bytes, x, exact,
                                        peaks, result.evaluations));
     result.feasible = true;
     result.optimal = false;
@@ -608,7 +724,7 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
       const double root_left = std::max(5.0, 10 * options.time_limit_seconds) - spent;
       if (root_left <= 0) return every_unit_pruned("the integer program ran out of time");
       solve = SolveActive(live_rows, clones, program, budget, std::max(options.time_limit_seconds - spent, 0.05),
-                          root_left);
+                          root_left, start_x);
       ++result.solves;
       if (!solve.solved) return every_unit_pruned("the integer program has no solution");
       // Add the most violated rows; done when none is.
@@ -638,7 +754,7 @@ Expected<BudgetIlpResult> SolveBudgetIlp(const PlanEvaluator& evaluator, const B
       result.gap = solve.gap;
       if (!result.model_exact) {
         // Effects interact (shared clones, chained recomputes): a chosen unit may be unneeded.
-        MEMOPT_RETURN_IF_ERROR(PruneChosen(evaluator, effects, model, clones, program.plans, options.budget_bytes,
+        MEMOPT_RETURN_IF_ERROR(PruneChosen(evaluator, effects, model, clones, program, options.budget_bytes,
                                            solve.x, exact, exact_peaks, result.evaluations));
       }
       result.units = MembersOf(program, solve.x);

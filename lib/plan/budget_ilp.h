@@ -25,6 +25,9 @@
 
 namespace memopt {
 
+/// The program's plan is called optimal when proven within this fraction of the optimum.
+constexpr double kMipGap = 0.005;
+
 struct BudgetIlpOptions {
   int64_t budget_bytes = 0;
   /// The units to choose from: each a set of plan indices (ScanResult::plans), applied whole.
@@ -39,6 +42,10 @@ struct BudgetIlpOptions {
   /// when the caller has them; evaluated here when null.
   const PlanEvaluation* base = nullptr;
   const PlanEvaluation* every_unit = nullptr;
+  /// A known plan (indices into `units`), e.g. the plan of a smaller program over some of these
+  /// units: it starts the branch and bound when the step model says it fits and no other
+  /// incumbent is cheaper, so that the program never returns a worse plan than it.
+  std::vector<size_t> start_units;
 };
 
 struct BudgetIlpResult {

@@ -274,6 +274,51 @@ std::vector<size_t> WithSplits(const RewriteSpecBuilder& builder, const std::vec
 
 namespace {
 
+/// The simulation-driven search: forward greedy and reverse passes, each pruned, the cheaper
+/// feasible one improved by swaps. Fills `found` and returns true when a plan meets the budget;
+/// otherwise `found` is the lowest peak seen.
+Expected<bool> SearchPlan(Search& search, const BudgetPlanResult& anchors, std::vector<size_t>& found,
+                          PlanEvaluation& found_eval) {
+  // 1. Forward greedy + prune.
+  std::vector<size_t> greedy;
+  PlanEvaluation greedy_eval = anchors.baseline;
+  MEMOPT_RETURN_IF_ERROR(search.Greedy(greedy, greedy_eval));
+  if (search.Fits(greedy_eval)) MEMOPT_RETURN_IF_ERROR(search.Prune(greedy, greedy_eval));
+
+  // 2. Reverse pass from every candidate.
+  std::vector<size_t> reverse = search.candidates();
+  PlanEvaluation reverse_eval = anchors.all_candidates;
+  if (search.Fits(reverse_eval)) MEMOPT_RETURN_IF_ERROR(search.Prune(reverse, reverse_eval));
+
+  // 3. The cheaper feasible one, improved by swaps; else the lowest peak seen.
+  std::vector<size_t>* best = nullptr;
+  PlanEvaluation* best_eval = nullptr;
+  auto consider = [&](std::vector<size_t>& set, PlanEvaluation& e) {
+    if (!search.Fits(e)) return;
+    if (best == nullptr || search.Cost(e) < search.Cost(*best_eval) ||
+        (search.Cost(e) == search.Cost(*best_eval) && set.size() < best->size())) {
+      best = &set;
+      best_eval = &e;
+    }
+  };
+  consider(greedy, greedy_eval);
+  consider(reverse, reverse_eval);
+  if (best != nullptr) {
+    MEMOPT_RETURN_IF_ERROR(search.Swap(*best, *best_eval));
+    found = search.Expand(*best);
+    found_eval = *best_eval;
+    return true;
+  }
+  if (greedy_eval.peak_bytes <= anchors.all_candidates.peak_bytes) {
+    found = search.Expand(greedy);
+    found_eval = greedy_eval;
+  } else {
+    found = search.Expand(search.candidates());
+    found_eval = anchors.all_candidates;
+  }
+  return false;
+}
+
 Expected<BudgetPlanResult> PlanOnce(const PlanEvaluator& evaluator, const BudgetPlanOptions& options) {
   Search search(evaluator, options);
   BudgetPlanResult result;
@@ -307,6 +352,11 @@ Expected<BudgetPlanResult> PlanOnce(const PlanEvaluator& evaluator, const Budget
     } else {
       ilp.units = options.groups;
     }
+    for (size_t p : options.start_plans) {
+      const auto& cs = search.candidates();
+      auto it = std::lower_bound(cs.begin(), cs.end(), p);
+      if (options.groups.empty() && it != cs.end() && *it == p) ilp.start_units.push_back(static_cast<size_t>(it - cs.begin()));
+    }
     MEMOPT_ASSIGN_OR_RETURN(BudgetIlpResult solved, SolveBudgetIlp(evaluator, ilp));
     drop_curves();
     result.evaluations += solved.evaluations;
@@ -322,6 +372,22 @@ Expected<BudgetPlanResult> PlanOnce(const PlanEvaluator& evaluator, const Budget
       result.optimal = solved.optimal;
       result.gap = solved.gap;
       result.ilp_note = solved.note;
+      // Where units interacted (the step model missed the chosen plan's exact peaks), the model's
+      // optimum need not be the true one: on small candidate sets the search runs too and its plan
+      // is taken when cheaper (then without a bound).
+      if (options.greedy_fallback && !solved.model_exact && search.candidates().size() <= kExactGreedyCandidates) {
+        std::vector<size_t> found;
+        PlanEvaluation found_eval;
+        MEMOPT_ASSIGN_OR_RETURN(bool met, SearchPlan(search, result, found, found_eval));
+        if (met && search.Cost(found_eval) < search.Cost(result.evaluation) * (1 - 1e-9)) {
+          result.plans = std::move(found);
+          result.evaluation = std::move(found_eval);
+          result.method = PlanMethod::kGreedySearch;
+          result.optimal = false;
+          result.gap = -1;
+          result.ilp_note = "the search found a cheaper plan than its step model's optimum";
+        }
+      }
       result.evaluations += search.evaluations();
       return result;
     }
@@ -336,43 +402,7 @@ Expected<BudgetPlanResult> PlanOnce(const PlanEvaluator& evaluator, const Budget
     }
   }
   result.method = PlanMethod::kGreedySearch;
-
-  // 1. Forward greedy + prune.
-  std::vector<size_t> greedy;
-  PlanEvaluation greedy_eval = result.baseline;
-  MEMOPT_RETURN_IF_ERROR(search.Greedy(greedy, greedy_eval));
-  if (search.Fits(greedy_eval)) MEMOPT_RETURN_IF_ERROR(search.Prune(greedy, greedy_eval));
-
-  // 2. Reverse pass from every candidate.
-  std::vector<size_t> reverse = search.candidates();
-  PlanEvaluation reverse_eval = result.all_candidates;
-  if (search.Fits(reverse_eval)) MEMOPT_RETURN_IF_ERROR(search.Prune(reverse, reverse_eval));
-
-  // 3. The cheaper feasible one, improved by swaps; else the lowest peak seen.
-  std::vector<size_t>* best = nullptr;
-  PlanEvaluation* best_eval = nullptr;
-  auto consider = [&](std::vector<size_t>& set, PlanEvaluation& e) {
-    if (!search.Fits(e)) return;
-    if (best == nullptr || search.Cost(e) < search.Cost(*best_eval) ||
-        (search.Cost(e) == search.Cost(*best_eval) && set.size() < best->size())) {
-      best = &set;
-      best_eval = &e;
-    }
-  };
-  consider(greedy, greedy_eval);
-  consider(reverse, reverse_eval);
-  if (best != nullptr) {
-    MEMOPT_RETURN_IF_ERROR(search.Swap(*best, *best_eval));
-    result.met = true;
-    result.plans = search.Expand(*best);
-    result.evaluation = *best_eval;
-  } else if (greedy_eval.peak_bytes <= result.all_candidates.peak_bytes) {
-    result.plans = search.Expand(greedy);
-    result.evaluation = greedy_eval;
-  } else {
-    result.plans = search.Expand(search.candidates());
-    result.evaluation = result.all_candidates;
-  }
+  MEMOPT_ASSIGN_OR_RETURN(result.met, SearchPlan(search, result, result.plans, result.evaluation));
   result.evaluations += search.evaluations();
   return result;
 }
@@ -504,6 +534,7 @@ Expected<BudgetPlanResult> PlanForBudgetPasses(const PlanEvaluator& evaluator, c
   }
   BudgetPlanOptions with = options;
   with.candidates = plain;
+  if (a.met && a.method == PlanMethod::kIntegerProgram) with.start_plans = a.plans;
   with.candidates.insert(with.candidates.end(), splits.begin(), splits.end());
   std::sort(with.candidates.begin(), with.candidates.end());
   MEMOPT_ASSIGN_OR_RETURN(BudgetPlanResult b, PlanOnce(evaluator, with));
@@ -520,7 +551,20 @@ Expected<BudgetPlanResult> PlanForBudgetPasses(const PlanEvaluator& evaluator, c
   } else {
     take_a = a.evaluation.peak_bytes <= b.evaluation.peak_bytes;
   }
+  // The plan is stated optimal over the space with splits only when the program proved that: a's
+  // proof covers the plans without them. b's bound (its plan's cost less its gap) bounds both.
+  double bound_gap = 0;
+  const bool b_unproven = take_a && a.met && a.method == PlanMethod::kIntegerProgram && !b.optimal;
+  if (b_unproven && b.met && b.method == PlanMethod::kIntegerProgram && b.gap >= 0 && cost(a) > 0) {
+    bound_gap = std::max(0.0, 1 - cost(b) * (1 - b.gap) / cost(a));
+  }
+  const std::string b_note = b.ilp_note;
   BudgetPlanResult out = take_a ? std::move(a) : std::move(b);
+  if (b_unproven && (bound_gap > kMipGap || !b.met || b.gap < 0)) {
+    out.optimal = false;
+    out.gap = b.met && b.gap >= 0 ? bound_gap : -1;
+    if (out.gap < 0) out.ilp_note = b_note.empty() ? "the program with splits found no bound" : b_note;
+  }
   if (take_a && b.all_candidates.peak_bytes < out.all_candidates.peak_bytes) out.all_candidates = b.all_candidates;
   out.evaluations = evaluations;
   return out;

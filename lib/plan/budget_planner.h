@@ -46,6 +46,9 @@ struct BudgetPlanOptions {
   bool greedy_fallback = true;
   /// Time for the integer program's solves together (BudgetIlpOptions::time_limit_seconds).
   double ilp_time_limit_seconds = 1;
+  /// A plan known to meet the budget (plan indices, each among `candidates`): the integer
+  /// program's first incumbent (BudgetIlpOptions::start_units).
+  std::vector<size_t> start_plans;
 };
 
 /// How PlanForBudget found its plan.

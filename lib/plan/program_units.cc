@@ -4,7 +4,10 @@
 #include <atomic>
 #include <numeric>
 #include <thread>
+#include <map>
 #include <unordered_map>
+
+#include "rewrite/rewrite_spec.h"
 
 namespace memopt {
 namespace {
@@ -136,6 +139,78 @@ Expected<ProgramUnits> BuildProgramUnits(const StepEffects& effects, const std::
     out.every.push_back(m == out.group_units[id].size() - 1);
   }
   return out;
+}
+
+std::vector<StepRun> SubtractRuns(const std::vector<StepRun>& a, const std::vector<StepRun>& b) {
+  std::map<int32_t, int64_t> step;  // position -> change of the difference there
+  for (const StepRun& r : a) {
+    step[r.begin] += r.delta;
+    step[r.end] -= r.delta;
+  }
+  for (const StepRun& r : b) {
+    step[r.begin] -= r.delta;
+    step[r.end] += r.delta;
+  }
+  std::vector<StepRun> out;
+  int64_t level = 0;
+  int32_t from = 0;
+  for (const auto& [pos, d] : step) {
+    if (level != 0 && pos > from) {
+      if (!out.empty() && out.back().end == from && out.back().delta == level) {
+        out.back().end = pos;
+      } else {
+        out.push_back({from, pos, level});
+      }
+    }
+    level += d;
+    from = pos;
+  }
+  return out;
+}
+
+void LinkUnits(const RewriteSpecBuilder& builder, ProgramUnits& program) {
+  // The single ungrouped units of one plan each, by plan.
+  std::unordered_map<size_t, int32_t> unit_of;
+  for (size_t u = 0; u < program.plans.size(); ++u) {
+    if (program.group[u] < 0 && program.plans[u].size() == 1 && program.members[u].size() == 1) {
+      unit_of.emplace(program.plans[u][0], static_cast<int32_t>(u));
+    }
+  }
+  auto unit = [&](size_t plan) {
+    auto it = unit_of.find(plan);
+    return it == unit_of.end() ? -1 : it->second;
+  };
+  std::map<size_t, std::vector<int32_t>> keeps_of;  // plan -> its keep units (ascending plan index)
+  std::map<NodeId, std::vector<int32_t>> by_entry;  // entry node -> its plans' units
+  for (const auto& [plan, u] : unit_of) {
+    const size_t base = builder.BasePlan(plan);
+    if (!builder.IsVariant(plan)) {
+      by_entry[builder.scan().plans[plan].entry].push_back(u);
+      continue;
+    }
+    const int32_t b = unit(base);
+    if (b < 0) continue;
+    program.runs[static_cast<size_t>(u)] = SubtractRuns(program.runs[static_cast<size_t>(u)], program.runs[static_cast<size_t>(b)]);
+    program.implied.emplace_back(u, b);
+    if (builder.IsKeep(plan)) keeps_of[base].push_back(u);
+  }
+  for (auto& [base, keeps] : keeps_of) {
+    std::sort(keeps.begin(), keeps.end(), [&](int32_t a, int32_t b) { return program.plans[a][0] < program.plans[b][0]; });
+    if (keeps.size() > 1) program.at_most_one.push_back(keeps);
+    for (int32_t k : keeps) {
+      const int32_t j = builder.SplitReader(program.plans[static_cast<size_t>(k)][0]);
+      for (int32_t i = 1; i <= j; ++i) {
+        const int32_t s = unit(static_cast<size_t>(builder.SplitIndex(base, i)));
+        if (s >= 0) program.at_most_one.push_back({k, s});
+      }
+    }
+  }
+  for (auto& [entry, units] : by_entry) {
+    if (units.size() < 2) continue;
+    std::sort(units.begin(), units.end());
+    program.at_most_one.push_back(units);
+  }
+  std::sort(program.implied.begin(), program.implied.end());
 }
 
 }  // namespace memopt

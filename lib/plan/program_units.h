@@ -16,12 +16,15 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "plan/step_effect.h"
 #include "util/status.h"
 
 namespace memopt {
+
+class RewriteSpecBuilder;
 
 struct ProgramUnits {
   std::vector<std::vector<size_t>> plans;    ///< per program unit: plan indices (ScanResult::plans)
@@ -33,10 +36,31 @@ struct ProgramUnits {
   std::vector<std::vector<int32_t>> group_units;
   std::vector<char> every;  ///< the program units that stand for every caller unit at once
   int simulations = 0;      ///< effects that needed a full simulation
+  /// Links among single units outside the small groups (LinkUnits): (unit, unit it requires),
+  /// x_unit <= x_required, and sets of which at most one unit is chosen.
+  std::vector<std::pair<int32_t, int32_t>> implied;
+  std::vector<std::vector<int32_t>> at_most_one;
 };
 
 /// `units`: the caller's units (each a set of plan indices). Effects are computed on every core.
 Expected<ProgramUnits> BuildProgramUnits(const StepEffects& effects, const std::vector<std::vector<size_t>>& units,
                                          size_t max_unions = 16384);
+
+/// Outside the small groups the program adds single units' effects, which is wrong, and badly
+/// (the peak of a 12-layer transformer planned hundreds of MB low), where units are alternatives
+/// or extensions of one another rather than independent choices. LinkUnits makes those relations
+/// explicit for the single units of one plan each (`builder`: what the plan indices mean):
+///   * a variant (split, keep, private chain; rewrite/rewrite_spec.h) implies its plan, so its
+///     effect alone contains the plan's: when its plan is a unit too, the variant's runs become its
+///     increment over the plan's and the variant requires the plan;
+///   * the latest keep of a plan wins and voids its splits at or before it: at most one keep per
+///     plan, and a keep excludes each of those splits;
+///   * plans of one entry node (ORT's and a checkpoint plan, rewrite of the same stashed value in
+///     two ways) are alternatives: at most one of them.
+/// Units inside small groups need none of this (their unions are enumerated exactly).
+void LinkUnits(const RewriteSpecBuilder& builder, ProgramUnits& program);
+
+/// `a` minus `b` as runs (ascending, disjoint, nonzero).
+std::vector<StepRun> SubtractRuns(const std::vector<StepRun>& a, const std::vector<StepRun>& b);
 
 }  // namespace memopt
