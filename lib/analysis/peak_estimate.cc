@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 
+#include "analysis/memory_layout.h"
 #include "analysis/plan_table.h"
 #include "shape/dims_check.h"
 
@@ -121,6 +122,11 @@ PeakEstimate EstimatePeak(const Graph& graph, const ExecutionOrder& order, const
   peak.peak_expr = total;
   peak.stashed_expr_at_peak = stashed;
   if (p >= 0) peak.peak_node = order.order[p];
+  if (peak.sized) {
+    const MemoryLayout layout = PlanMemoryLayout(r, steps);
+    peak.arena_bytes = layout.arena_bytes;
+    peak.footprint_bytes = layout.arena_bytes + peak.weights_and_inputs_bytes;
+  }
   return peak;
 }
 

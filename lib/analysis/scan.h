@@ -64,6 +64,11 @@ struct PeakEstimate {
   int64_t stashed_bytes_at_peak = 0;   ///< stashed activations live at the peak (when sized)
   SymExpr stashed_expr_at_peak;
   int64_t weights_and_inputs_bytes = 0;  ///< initializers + graph inputs (always live)
+  /// When sized: the arena the values the order produces need when laid out ahead of time
+  /// (analysis/memory_layout.h: 64-byte aligned offsets, holes included), and that plus the
+  /// weights and inputs: what a static allocator holds, beside the live-bytes peak above.
+  int64_t arena_bytes = 0;
+  int64_t footprint_bytes = 0;
   int unsized_values = 0;           ///< values with unknown shape/type, counted as 0 bytes
   std::vector<ValueId> unsized;     ///< those values, by id (ascending)
   std::vector<std::string> unbound_dims;  ///< dims that must be bound for concrete numbers

@@ -53,6 +53,10 @@ TextTable CompareTable(const PlanReportInput& in) {
   t.AddRow({"Peak memory", BytesCell(s.peak.sized, s.peak.peak_bytes, s.peak.peak_expr),
             BytesCell(o.peak.sized, o.peak.peak_bytes, o.peak.peak_expr),
             Change(sized, s.peak.peak_bytes, o.peak.peak_bytes)});
+  // What a static allocator holds with a layout planned from the schedule (analysis/memory_layout.h).
+  auto footprint = [](const PeakEstimate& p) { return p.sized ? BytesCell(true, p.footprint_bytes, SymExpr(0)) : std::string("-"); };
+  t.AddRow({"Footprint (planned layout)", footprint(s.peak), footprint(o.peak),
+            Change(sized, s.peak.footprint_bytes, o.peak.footprint_bytes)});
   t.AddRow({"Stashed activations", BytesCell(s.peak.sized, in.original_stashed.bytes, in.original_stashed.expr),
             BytesCell(o.peak.sized, o.stashed.bytes, o.stashed.expr),
             Change(sized, in.original_stashed.bytes, o.stashed.bytes)});
@@ -202,10 +206,12 @@ json PlanToJson(const PlanReportInput& in) {
                            s.peak.peak_node == kNone ? "" : g.node(s.peak.peak_node).name, in.original_stashed,
                            g.nodes.size());
   j["original"]["forward_flops"] = in.forward_flops;
+  j["original"]["footprint_bytes"] = s.peak.sized ? json(s.peak.footprint_bytes) : json(nullptr);
   const Graph& rg = o.rewritten.graph;
   j["rewritten"] = SideJson(o.peak.sized, o.peak.peak_bytes, o.peak.peak_expr,
                             o.peak.peak_node == kNone ? "" : rg.node(o.peak.peak_node).name, o.stashed,
                             rg.nodes.size());
+  j["rewritten"]["footprint_bytes"] = o.peak.sized ? json(o.peak.footprint_bytes) : json(nullptr);
   j["rewritten"]["added_flops"] = o.added_flops;
   j["rewritten"]["added_flops_percent_of_forward"] = Percent(o.added_flops, in.forward_flops);
   j["rewritten"]["added_bytes_moved"] = o.added_bytes_moved;

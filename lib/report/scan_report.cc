@@ -124,6 +124,9 @@ void AppendPeak(const ScanReportInput& in, std::string& out) {
     out += fmt::format("\nPeak memory estimate: {}\n  {}\n", BytesLine(p.peak_bytes), where);
     out += fmt::format("  stashed activations live at peak: {}\n", BytesLine(p.stashed_bytes_at_peak));
     out += fmt::format("  weights and graph inputs: {}\n", BytesLine(p.weights_and_inputs_bytes));
+    out += fmt::format("  footprint with a planned layout (one arena + weights and inputs): {}, {:.3f}x the peak\n",
+                       BytesLine(p.footprint_bytes),
+                       p.peak_bytes > 0 ? static_cast<double>(p.footprint_bytes) / static_cast<double>(p.peak_bytes) : 1.0);
   } else {
     out += fmt::format("\nPeak memory estimate (symbolic, bind dims for bytes): {} bytes\n  {}\n",
                        p.peak_expr.ToString(), where);
@@ -263,6 +266,8 @@ nlohmann::json ScanToJson(const ScanReportInput& in) {
                {"stashed_bytes", p.sized ? json(p.stashed_bytes_at_peak) : json(nullptr)},
                {"stashed_symbolic", p.stashed_expr_at_peak.ToString()},
                {"weights_and_inputs_bytes", p.sized ? json(p.weights_and_inputs_bytes) : json(nullptr)},
+               {"arena_bytes", p.sized ? json(p.arena_bytes) : json(nullptr)},
+               {"footprint_bytes", p.sized ? json(p.footprint_bytes) : json(nullptr)},
                {"unsized_values", p.unsized_values},
                {"unsized_value_names", UnsizedNames(g, p)}};
   json diags = json::array();

@@ -73,7 +73,8 @@ for dir in "$fixtures"/*/; do
       echo "FAIL $name: scan at --dims ${dims:-(none)} leaves dims unresolved: $(grep -o 'dims unk__[^;]*' "$w/scan.err" | head -c 200)"
       failed=1
     fi
-    scan_peak=$(tr -d ' \n' <"$w/scan.out" | sed -n 's/.*"peak":{"bytes":\([0-9]*\).*/\1/p')
+    # The peak object's "bytes" (its other keys, sorted around it, end in _bytes and have no quote before "bytes").
+    scan_peak=$(tr -d ' \n' <"$w/scan.out" | sed -n 's/.*"peak":{[^}]*"bytes":\([0-9]*\).*/\1/p')
     measured=$(sed -n 's/^measured peak: .*(\([0-9,]*\) bytes)$/\1/p' "$w/run.out" | tr -d ,)
     if [[ -z $scan_peak ]] && grep -q "nonzero__ dims count" "$w/scan.err" &&
        ! grep -o "dims [^;]* are unbound" "$w/scan.err" | grep -q "unk__"; then
