@@ -27,7 +27,8 @@ void DescribeBudgetPlan(const PlanRequest& request, const BudgetSetup& setup, co
   report->mode = fmt::format("budget, level-{} candidates (least added compute within the budget)", request.level);
   report->budget_bytes = budget;
   report->budget_text = request.budget->is_fraction
-                            ? fmt::format("{} of the unoptimized peak = {}", request.budget_text, HumanBytes(budget))
+                            ? fmt::format("{} of the unoptimized {} = {}", request.budget_text,
+                                          request.budget_of_footprint ? "footprint" : "peak", HumanBytes(budget))
                             : fmt::format("{} = {}", request.budget_text, HumanBytes(budget));
   report->budget_met = planned.met;
   report->planner_evaluations = planned.evaluations;
@@ -56,15 +57,39 @@ Status PlanBudget(const ScannedModel& model, const PlanRequest& request, Planned
                       DimsExample(scan.peak.unbound_dims, &model.loaded.model.graph));
   }
   MEMOPT_ASSIGN_OR_RETURN(BudgetSetup setup, PrepareBudgetPlanning(model, request));
+  const bool of_footprint = request.budget_of_footprint;
+  if (of_footprint && !scan.peak.sized) {
+    return UsageError("--budget-of footprint needs concrete sizes; bind the dims with --dims " +
+                      DimsExample(scan.peak.unbound_dims, &model.loaded.model.graph));
+  }
+  const int64_t reference = of_footprint ? scan.peak.footprint_bytes : scan.peak.peak_bytes;
   const int64_t budget = request.budget->is_fraction
-                             ? static_cast<int64_t>(std::llround(request.budget->fraction * scan.peak.peak_bytes))
+                             ? static_cast<int64_t>(std::llround(request.budget->fraction * reference))
                              : request.budget->bytes;
-  setup.options.budget_bytes = budget;
-  auto result = PlanForBudget(setup.evaluator, setup.options);
-  if (!result.ok()) return result.status().WithContext(model.name);
-  out->planned = std::move(result).value();
+  // A footprint budget: the planner plans live bytes, and the live budget comes down to the plan's
+  // peak less what its layout exceeds the budget by, until the layout fits (the layout's holes
+  // change little from one plan to the next; at most five plans).
+  int64_t live_budget = budget;
+  for (int round = 0;; ++round) {
+    setup.options.budget_bytes = live_budget;
+    auto result = PlanForBudget(setup.evaluator, setup.options);
+    if (!result.ok()) return result.status().WithContext(model.name);
+    out->planned = std::move(result).value();
+    if (!of_footprint || !out->planned->met) break;
+    auto outcome = EvaluatePlanExactly(model.graph(), scan, out->planned->plans, model.dims);
+    if (!outcome.ok()) return outcome.status().WithContext(model.name);
+    const int64_t footprint = outcome->peak.footprint_bytes;
+    if (footprint <= budget) break;
+    if (round == 4) {
+      out->planned->met = false;
+      break;
+    }
+    // Below this plan's own peak, or the planner returns the same plan.
+    live_budget = std::min(live_budget, outcome->peak.peak_bytes) - (footprint - budget);
+  }
   out->config = ConfigForPlans(setup.evaluator.spec_builder(), out->planned->plans);
   DescribeBudgetPlan(request, setup, *out->planned, budget, &out->report);
+  if (of_footprint && !request.budget->is_fraction) out->report.budget_text += " of the footprint (planned layout)";
   if (!scan.peak.sized) {
     out->planning_warnings.emplace_back(
         "the budget is a fraction of a peak computed with unbound dims set to 1024; bind them with --dims");
@@ -161,6 +186,12 @@ Status BudgetNotMetError(const ScannedModel& model, const PlannedConfig& planned
                           ? std::string()
                           : fmt::format(" at node '{}' ({}, {})", g.node(p.peak_node).name, g.node(p.peak_node).op_type,
                                         p.peak_position <= best.rewritten.order.last_forward ? "forward" : "backward");
+  if (planned.report.budget_text.find(" footprint") != std::string::npos && p.sized && p.peak_bytes <= budget) {
+    return Status(ErrorCode::kBudgetNotMet,
+                  fmt::format("the footprint budget {} cannot be met: the best plan found peaks at {} but its planned "
+                              "layout needs {}; give a larger budget, or plan the live peak (--budget-of live)",
+                              BytesText(budget), BytesText(p.peak_bytes), BytesText(p.footprint_bytes)));
+  }
   std::string out = fmt::format("the budget {} cannot be met: the best plan found reaches {}{}, {} over the budget",
                                 BytesText(budget), BytesText(p.peak_bytes), where, HumanBytes(p.peak_bytes - budget));
   std::vector<LiveValue> live = LiveAt(g, best.rewritten.order, p.peak_position, model.dims);

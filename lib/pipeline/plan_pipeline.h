@@ -28,6 +28,10 @@ struct PlanRequest {
   bool integer_program = true;  ///< false: the greedy search alone
   bool target_ort = false;      ///< whole clusters only, as ONNX Runtime 1.19.2 applies a config
   bool splits = true;           ///< also memopt's split model: a plan's clones in groups (not with target_ort)
+  /// The budget bounds the footprint (a layout planned from the schedule plus weights and inputs,
+  /// analysis/memory_layout.h) instead of the live-bytes peak; a fraction is of the unoptimized
+  /// footprint.
+  bool budget_of_footprint = false;
 };
 
 /// What budget plans (one, or plan --sweep's) choose from and minimise.

@@ -35,6 +35,7 @@ struct PlanArgs {
   std::string target = "memopt";
   std::string splits = "on";
   std::string checkpoints = "on";
+  std::string budget_of = "live";
   std::string planner = "ilp";
   bool sweep = false;
   int sweep_points = 10;
@@ -73,6 +74,12 @@ Status CheckPlanArgs(const PlanArgs& args, bool budget_mode, OutputFormat* forma
   if (args.checkpoints != "on" && args.checkpoints != "off") {
     return UsageError("unknown --checkpoints '" + args.checkpoints + "'; use on or off");
   }
+  if (args.budget_of != "live" && args.budget_of != "footprint") {
+    return UsageError("unknown --budget-of '" + args.budget_of + "'; use live or footprint");
+  }
+  if (args.budget_of == "footprint" && args.budget.empty()) {
+    return UsageError("--budget-of footprint sets what --budget bounds; add --budget");
+  }
   if (args.sweep && !args.budget.empty()) return UsageError("--sweep plans its own budgets; drop --budget");
   if (!args.plot.empty() && !args.sweep) return UsageError("--plot draws the --sweep frontier; add --sweep");
   if (!args.plot.empty() && !PlotIsSvg(args.plot) && !EndsWith(args.plot, ".html")) {
@@ -98,6 +105,7 @@ Status CheckPlanArgs(const PlanArgs& args, bool budget_mode, OutputFormat* forma
   request->integer_program = args.planner == "ilp";
   request->target_ort = args.target == "ort";
   request->splits = args.splits == "on";
+  request->budget_of_footprint = args.budget_of == "footprint";
   return Status::Ok();
 }
 
@@ -226,6 +234,11 @@ std::function<int()> SetupPlan(CLI::App& app, const GlobalOptions& globals) {
   app.add_option("--budget", args->budget,
                  "plan for a peak-memory budget: bytes with a unit (12GiB, 800MB) or a fraction of the "
                  "unoptimized peak (0.6); exit 3 when it cannot be met");
+  app.add_option("--budget-of", args->budget_of,
+                 "what --budget bounds: live (the live-bytes peak, default) or footprint (the planned layout: one "
+                 "arena plus weights and inputs, as a static allocator holds it; a fraction is of the unoptimized "
+                 "footprint)")
+      ->default_val("live");
   app.add_option("--objective", args->objective,
                  "with --budget, what to minimise: time (the cost model's estimated time of the recomputed "
                  "nodes, default) or flops")
