@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis/peak_estimate.h"
 #include "bench_backend.h"
 #include "cli.h"
 #include "exec/executor.h"
@@ -61,7 +62,18 @@ struct ModelBench {
   /// --device cuda: cudaMemGetInfo free bytes before the last run and after it (values held).
   uint64_t device_free_before = 0, device_free_after = 0;
   std::vector<OpTime> profile;  ///< --profile: op types by time per step, longest first
+  /// The footprint of a layout planned from the run's order (analysis/memory_layout.h: one arena
+  /// plus weights and inputs); -1 when a size is unknown at the bound dims.
+  int64_t footprint_bytes = -1;
 };
+
+/// The footprint of `graph`'s default run order at `dims` (ModelBench::footprint_bytes).
+int64_t PlannedFootprint(const Graph& graph, const DimBindings& dims) {
+  auto order = ResolveRunOrder(graph, {});
+  if (!order.ok()) return -1;
+  const PeakEstimate p = EstimatePeak(graph, *order, {}, dims);
+  return p.sized && p.unsized_values == 0 ? p.footprint_bytes : -1;
+}
 
 /// Nearest-rank percentile of sorted values.
 double Percentile(const std::vector<double>& sorted, double q) {
@@ -202,6 +214,12 @@ std::string RenderTable(const BenchBackend& backend, const std::vector<ModelBenc
     text += fmt::format("model {}: {}\n", i + 1, b.path);
     text += fmt::format("  measured peak: {} ({} bytes) at {}\n", HumanBytes(b.memory.peak_bytes),
                         WithThousands(b.memory.peak_bytes), b.peak_node);
+    if (b.footprint_bytes >= 0) {
+      text += fmt::format("  planned footprint: {} ({} bytes, {:.3f} x the measured peak; one arena laid out from the "
+                          "schedule plus weights and inputs, which the executors do not allocate from yet)\n",
+                          HumanBytes(b.footprint_bytes), WithThousands(b.footprint_bytes),
+                          b.memory.peak_bytes > 0 ? static_cast<double>(b.footprint_bytes) / b.memory.peak_bytes : 0.0);
+    }
     if (b.pool_peak_requested >= 0) {
       // The line above follows the static estimate's rules (views counted as new values); these
       // are the pool's own counts, and the driver's view of the device as a cross-check.
@@ -262,6 +280,7 @@ nlohmann::json RenderJson(const BenchBackend& backend, const std::vector<ModelBe
                              {"min", b.min_ms},
                              {"max", b.max_ms}}}});
     if (b.node_loop_median_ms >= 0) j["models"].back()["node_loop_ms"] = {{"median", b.node_loop_median_ms}};
+    j["models"].back()["footprint_bytes"] = b.footprint_bytes >= 0 ? nlohmann::json(b.footprint_bytes) : nlohmann::json(nullptr);
     if (b.rss_peak_bytes >= 0) {
       j["models"].back()["rss_peak_bytes"] = b.rss_peak_bytes;
       j["models"].back()["pool_cached_bytes"] = b.pool_cached_bytes;
@@ -323,6 +342,7 @@ int RunBench(const BenchArgs& args, const GlobalOptions&) {
     auto bench = BenchOne(**backend, path, loaded->model, inputs->feeds, args, output_grads);
     if (!bench.ok()) return ReportError(bench.status());
     bench->batch = BatchOf(inputs->dims);
+    bench->footprint_bytes = PlannedFootprint(loaded->model.graph, inputs->dims);
     benches.push_back(std::move(bench).value());
   }
   std::optional<Comparison> cmp;
