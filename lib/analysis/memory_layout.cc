@@ -74,6 +74,11 @@ std::vector<int64_t> BestFitInOrder(const std::vector<Item>& items, int64_t& are
     free_at.emplace(off, len);
     free_by_size.emplace(len, off);
   };
+  auto add_free = [&](int64_t off, int64_t len) {  // a piece of a block that was free already
+    if (len <= 0) return;
+    free_at.emplace(off, len);
+    free_by_size.emplace(len, off);
+  };
   std::vector<int64_t> offset(items.size(), MemoryLayout::kNotInArena);
   size_t next_begin = 0, next_end = 0;
   while (next_begin < by_begin.size()) {
@@ -87,11 +92,6 @@ std::vector<int64_t> BestFitInOrder(const std::vector<Item>& items, int64_t& are
     for (; next_begin < by_begin.size() && items[by_begin[next_begin]].begin == step; ++next_begin) {
       const size_t i = by_begin[next_begin];
       const int64_t size = items[i].size, align = items[i].align;
-      auto add_free = [&](int64_t off, int64_t len) {  // a piece of a block that was free already
-        if (len <= 0) return;
-        free_at.emplace(off, len);
-        free_by_size.emplace(len, off);
-      };
       // The smallest free block that holds the value once its start is aligned (a few tries:
       // sizes are multiples of the small alignment, so padding is rare).
       auto fit = free_by_size.lower_bound({size, INT64_MIN});

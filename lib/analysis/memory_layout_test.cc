@@ -20,13 +20,19 @@ ValueLiveRanges Ranges(const std::vector<std::tuple<int32_t, int32_t, int64_t>>&
   return r;
 }
 
+/// No alignment: arena sizes by hand in bytes.
+MemoryLayoutOptions Unaligned() {
+  MemoryLayoutOptions options;
+  options.alignment = 1;
+  options.small_alignment = 1;
+  return options;
+}
+
 TEST_CASE("memory layout: values whose lifetimes do not overlap share bytes (by hand)", "[analysis][memory_layout]") {
   // a [0, 1] 100 B, b [1, 2] 200 B, c [2, 3] 100 B, a weight (always live) and a 0-byte value:
   // at most 300 B live (steps 1 and 2); a and c can share the same 100 B beside b.
   const ValueLiveRanges r = Ranges({{0, 1, 100}, {1, 2, 200}, {2, 3, 100}, {ValueLiveRanges::kAlways, 4, 5000}, {3, 3, 0}});
-  MemoryLayoutOptions options;
-  options.alignment = 1;
-  options.small_alignment = 1;
+  MemoryLayoutOptions options = Unaligned();
   const MemoryLayout layout = PlanMemoryLayout(r, 4, options);
   CHECK(layout.values == 3);
   CHECK(layout.live_peak_bytes == 300);
@@ -47,9 +53,7 @@ TEST_CASE("memory layout: greedy by size avoids the hole best fit in order leave
   // b at 100; a dies and leaves a 100 B hole c does not fit, so c goes on top: 350 B. Greedy by
   // size: c at 0, a at 0 too (they never live together), b at 150: 250 B, the live peak.
   const ValueLiveRanges r = Ranges({{0, 1, 100}, {0, 3, 100}, {2, 3, 150}});
-  MemoryLayoutOptions options;
-  options.alignment = 1;
-  options.small_alignment = 1;
+  MemoryLayoutOptions options = Unaligned();
   const MemoryLayout layout = PlanMemoryLayout(r, 4, options);
   CHECK(layout.live_peak_bytes == 250);
   CHECK(layout.arena_bytes == 250);
@@ -99,10 +103,7 @@ void CheckLayout(const Graph& graph, const ExecutionOrder& order, const PeakEsti
   CHECK(layout.arena_bytes == peak.arena_bytes);
   CHECK(peak.footprint_bytes == peak.arena_bytes + peak.weights_and_inputs_bytes);
   CHECK(peak.footprint_bytes >= peak.peak_bytes);
-  MemoryLayoutOptions exact;
-  exact.alignment = 1;
-  exact.small_alignment = 1;
-  const MemoryLayout unaligned = PlanMemoryLayout(ranges, static_cast<int32_t>(order.order.size()), exact);
+  const MemoryLayout unaligned = PlanMemoryLayout(ranges, static_cast<int32_t>(order.order.size()), Unaligned());
   INFO("unaligned arena " << unaligned.arena_bytes << ", live " << unaligned.live_peak_bytes << ", values " << layout.values);
   INFO("footprint " << peak.footprint_bytes << ", peak " << peak.peak_bytes << " (" << layout.method << ")");
   CHECK(static_cast<double>(peak.footprint_bytes) <= 1.05 * static_cast<double>(peak.peak_bytes));

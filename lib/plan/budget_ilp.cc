@@ -260,17 +260,21 @@ Solve SolveActive(const std::vector<Row>& rows, const CloneCosts& clones, const 
   std::vector<int> ia{0}, ja{0};
   std::vector<double> ar{0};
   int m = 0;
+  // A new row with GLPK's bound type and bounds; entry() puts a coefficient in the last row.
+  auto add_row = [&](int type, double lo, double hi) {
+    glp_add_rows(lp.get(), 1);
+    glp_set_row_bnds(lp.get(), ++m, type, lo, hi);
+  };
+  auto entry = [&](int column, double coefficient) {
+    ia.push_back(m);
+    ja.push_back(column);
+    ar.push_back(coefficient);
+  };
   for (int u = 0; u < n; ++u) {
     for (int32_t c : clones.per_unit[static_cast<size_t>(u)]) {  // y_c - x_u >= 0
-      ++m;
-      glp_add_rows(lp.get(), 1);
-      glp_set_row_bnds(lp.get(), m, GLP_LO, 0.0, 0.0);
-      ia.push_back(m);
-      ja.push_back(n + c + 1);
-      ar.push_back(1.0);
-      ia.push_back(m);
-      ja.push_back(u + 1);
-      ar.push_back(-1.0);
+      add_row(GLP_LO, 0.0, 0.0);
+      entry(n + c + 1, 1.0);
+      entry(u + 1, -1.0);
     }
   }
   // A shared node cloned by several units of an at-most-one set is paid by whichever is chosen:
@@ -282,61 +286,30 @@ Solve SolveActive(const std::vector<Row>& rows, const CloneCosts& clones, const 
     }
     for (const auto& [c, units] : cloners) {
       if (units.size() < 2) continue;
-      ++m;
-      glp_add_rows(lp.get(), 1);
-      glp_set_row_bnds(lp.get(), m, GLP_LO, 0.0, 0.0);
-      ia.push_back(m);
-      ja.push_back(n + c + 1);
-      ar.push_back(1.0);
-      for (int32_t u : units) {
-        ia.push_back(m);
-        ja.push_back(u + 1);
-        ar.push_back(-1.0);
-      }
+      add_row(GLP_LO, 0.0, 0.0);
+      entry(n + c + 1, 1.0);
+      for (int32_t u : units) entry(u + 1, -1.0);
     }
   }
   for (const std::vector<int32_t>& group : program.group_units) {  // at most one unit per group
-    ++m;
-    glp_add_rows(lp.get(), 1);
-    glp_set_row_bnds(lp.get(), m, GLP_UP, 0.0, 1.0);
+    add_row(GLP_UP, 0.0, 1.0);
     for (int32_t u : group) {
-      if (u < 0) continue;
-      ia.push_back(m);
-      ja.push_back(u + 1);
-      ar.push_back(1.0);
+      if (u >= 0) entry(u + 1, 1.0);
     }
   }
   for (const auto& [u, b] : program.implied) {  // x_u - x_b <= 0
-    ++m;
-    glp_add_rows(lp.get(), 1);
-    glp_set_row_bnds(lp.get(), m, GLP_UP, 0.0, 0.0);
-    ia.push_back(m);
-    ja.push_back(u + 1);
-    ar.push_back(1.0);
-    ia.push_back(m);
-    ja.push_back(b + 1);
-    ar.push_back(-1.0);
+    add_row(GLP_UP, 0.0, 0.0);
+    entry(u + 1, 1.0);
+    entry(b + 1, -1.0);
   }
   for (const std::vector<int32_t>& set : program.at_most_one) {
-    ++m;
-    glp_add_rows(lp.get(), 1);
-    glp_set_row_bnds(lp.get(), m, GLP_UP, 0.0, 1.0);
-    for (int32_t u : set) {
-      ia.push_back(m);
-      ja.push_back(u + 1);
-      ar.push_back(1.0);
-    }
+    add_row(GLP_UP, 0.0, 1.0);
+    for (int32_t u : set) entry(u + 1, 1.0);
   }
   for (const Row& row : rows) {
     if (!row.active) continue;
-    ++m;
-    glp_add_rows(lp.get(), 1);
-    glp_set_row_bnds(lp.get(), m, GLP_UP, 0.0, (budget - row.tightening - row.base) / budget);
-    for (const Term& t : row.terms) {
-      ia.push_back(m);
-      ja.push_back(t.unit + 1);
-      ar.push_back(t.delta / budget);
-    }
+    add_row(GLP_UP, 0.0, (budget - row.tightening - row.base) / budget);
+    for (const Term& t : row.terms) entry(t.unit + 1, t.delta / budget);
   }
   glp_load_matrix(lp.get(), static_cast<int>(ia.size()) - 1, ia.data(), ja.data(), ar.data());
 
