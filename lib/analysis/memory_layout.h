@@ -12,12 +12,17 @@
 // share a step: [alloc, release], both inclusive (a step's inputs are still live while its
 // outputs are allocated).
 //
-// Two placements, the smaller arena kept:
-//   * greedy by size (offline): values largest first, each at the lowest offset where it fits
-//     beside the values already placed whose lifetimes overlap its own (best fit among the gaps);
-//     O(values x overlapping values), run while that product stays under a work limit;
+// Placements, the smallest arena kept:
 //   * best fit in order (online): the schedule replayed with a free list (the smallest free
-//     block that fits, the arena's top extended otherwise); O(values log values).
+//     block that fits, the arena's top extended otherwise); O(values log values);
+//   * offline greedy placements, while values^2 stays under a work limit (a few thousand values):
+//     values taken in one of four orders (largest first; by size x lifetime; by lifetime; by
+//     breadth: the most crowded steps' values first), each placed beside the values already
+//     placed whose lifetimes overlap its own, in the smallest gap that holds it (best fit) or the
+//     lowest one (first fit); O(values x overlapping values) each;
+//   * a local search over the best offline order (a value at the arena's top moved earlier in the
+//     order, placed again, kept when no larger), under its own work limit, stopping at the lower
+//     bound: the most aligned bytes live at one step.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +42,9 @@ struct MemoryLayoutOptions {
   /// The offline placements run while 3 x values^2 / 2 stays under this (a few thousand values,
   /// ~10 ms; past that, the order is long enough for best fit in order to leave few holes).
   int64_t max_offline_work = 20'000'000;
+  /// The local search over the best offline order stops when the pairs its placements visit pass
+  /// this (~20-40 ms), or at the lower bound (the most aligned bytes live at one step).
+  int64_t max_search_work = 20'000'000;
 };
 
 struct MemoryLayout {
@@ -45,7 +53,7 @@ struct MemoryLayout {
   int64_t arena_bytes = 0;      ///< the footprint: the highest offset + aligned size
   int64_t live_peak_bytes = 0;  ///< the most bytes of arena values live at one step (unaligned)
   int32_t values = 0;           ///< values placed in the arena
-  std::string method;           ///< "greedy by size" or "best fit in order"
+  std::string method;           ///< "best fit in order", or the offline order and fit ("greedy by size, best fit")
   /// arena_bytes / live_peak_bytes (1 when nothing is live).
   double Ratio() const {
     return live_peak_bytes > 0 ? static_cast<double>(arena_bytes) / static_cast<double>(live_peak_bytes) : 1.0;

@@ -57,7 +57,7 @@ TEST_CASE("memory layout: greedy by size avoids the hole best fit in order leave
   const MemoryLayout layout = PlanMemoryLayout(r, 4, options);
   CHECK(layout.live_peak_bytes == 250);
   CHECK(layout.arena_bytes == 250);
-  CHECK(layout.method == "greedy by size");
+  CHECK(layout.method == "greedy by size, best fit");
   CHECK(LayoutIsValid(r, layout, options));
   options.max_offline_work = 0;  // best fit in order only
   const MemoryLayout online = PlanMemoryLayout(r, 4, options);

@@ -84,6 +84,9 @@ int64_t VerifiedPeak(const ScannedModel& model, const PlanOutcome& outcome) {
   INFO(v.status().message());
   REQUIRE(v.ok());
   CHECK(v->outputs_compared == model.graph().outputs.size());
+  // The planned layout's footprint within 5% of the live-bytes peak (docs/scan.md).
+  INFO("footprint " << outcome.peak.footprint_bytes << ", peak " << outcome.peak.peak_bytes);
+  CHECK(static_cast<double>(outcome.peak.footprint_bytes) <= 1.05 * static_cast<double>(outcome.peak.peak_bytes));
   std::filesystem::remove_all(dir);
   return v->measured_peak_bytes;
 }

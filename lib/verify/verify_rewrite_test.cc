@@ -56,6 +56,9 @@ void WriteAndVerify(const testing::Scanned& s, const std::vector<size_t>& plans,
   CHECK(v->outputs_compared == s.model.graph.outputs.size());
   REQUIRE(outcome.peak.sized);
   CHECK(v->measured_peak_bytes == outcome.peak.peak_bytes);
+  // The planned layout's footprint within 5% of the live-bytes peak (docs/scan.md).
+  INFO("footprint " << outcome.peak.footprint_bytes << ", peak " << outcome.peak.peak_bytes);
+  CHECK(static_cast<double>(outcome.peak.footprint_bytes) <= 1.05 * static_cast<double>(outcome.peak.peak_bytes));
   if (plans.empty()) CHECK(v->original_measured_peak_bytes == s.scan.peak.peak_bytes);
   fs::remove_all(dir);
 }
