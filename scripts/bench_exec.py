@@ -18,7 +18,11 @@ count and runtime in turn. The table gives
 milliseconds and the ratios memopt / ORT and memopt / PyTorch, and memopt's own speedup from one
 thread to the largest thread count.
 
+With --sweep, the GPT-style case over the shapes of SWEEP (hidden 64-1024, heads 2-16, seq 32-1024,
+batch 1-512), forward and training step at each.
+
 Usage: scripts/bench_exec.py [--memopt build/tools/memopt] [--threads 1,2] [--cases gpt2,bert,cnn,mlp]
+       scripts/bench_exec.py --sweep [--points 0,3]
 Needs onnxruntime-training (or onnxruntime), torch, onnx and numpy (scripts/bench_exec.sh makes a venv).
 """
 import argparse
@@ -39,6 +43,29 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import export_torch_fixtures as fx  # noqa: E402  (the module definitions; sizes are set below)
+
+
+# The shape sweep: (hidden, heads, layers, batch, seq), from many short rows and small matrices
+# (hidden 64, 4 heads of 16: the shape where one BLAS call per matrix and short softmax rows cost
+# most) to long sequences and wide layers; about 1-25k tokens each, so that every point runs in
+# seconds on two cores.
+SWEEP = [
+    (64, 4, 3, 384, 64),
+    (64, 2, 2, 512, 32),
+    (128, 4, 2, 64, 128),
+    (256, 16, 2, 128, 32),
+    (256, 8, 2, 16, 256),
+    (512, 8, 2, 4, 512),
+    (768, 12, 2, 8, 128),
+    (1024, 16, 2, 1, 1024),
+]
+SWEEP_VOCAB = 256
+
+
+def set_sweep_point(point):
+    hidden, heads, layers, batch, seq = point
+    fx.HIDDEN, fx.HEADS, fx.LAYERS, fx.BATCH, fx.SEQ, fx.VOCAB = hidden, heads, layers, batch, seq, SWEEP_VOCAB
+    return f"h{hidden} a{heads} L{layers} b{batch} s{seq}"
 
 
 def set_sizes(size):
@@ -173,6 +200,63 @@ def torch_runner(module, inputs, grad):
     return step
 
 
+def measure(args, threads, work, all_cases, name, label):
+    """Exports case `name`, builds its training graph and times the forward and the step."""
+    rows = []
+    cls, inputs, training = all_cases[name]
+    torch.manual_seed(7)
+    module = cls()
+    fx.randomize(module, 7)
+    module.train(training)
+    folder = os.path.join(work, label.replace(" ", "_"))
+    os.makedirs(folder, exist_ok=True)
+    forward = os.path.join(folder, "forward.onnx")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(module, tuple(inputs.values()), forward, dynamo=False, opset_version=17,
+                          input_names=list(inputs), output_names=["loss"], do_constant_folding=False,
+                          training=torch.onnx.TrainingMode.TRAINING if training
+                          else torch.onnx.TrainingMode.EVAL)
+    arrays = {k: v.numpy() for k, v in inputs.items()}
+    save_inputs(os.path.join(folder, "forward_inputs"), arrays)
+    training_graph = os.path.join(folder, "training.onnx")
+    made = subprocess.run([args.memopt, "grad", forward, "-o", training_graph], capture_output=True, text=True)
+    if made.returncode != 0:
+        raise SystemExit(f"memopt grad {forward} failed: {made.stderr.strip()}")
+    grad_graph = os.path.join(folder, "grad.onnx")
+    grad_arrays = dict(arrays, **strip_yield(training_graph, grad_graph))
+    save_inputs(os.path.join(folder, "grad_inputs"), grad_arrays)
+    for kind, model, feeds, inputs_dir in (("forward", forward, arrays, "forward_inputs"),
+                                           ("grad", grad_graph, grad_arrays, "grad_inputs")):
+        row = {"case": f"{label} {kind}", "ms": {}}
+        # Every round measures every thread count, so a stretch of time in which the host
+        # takes a core from this machine lands on the 1-thread and the 2-thread figures alike
+        # (and on all three runtimes), not on one thread count's rounds.
+        ort_runs = {t: ort_runner(model, feeds, t) for t in threads}
+        torch_run = torch_runner(module, inputs, kind == "grad")
+        # Short steps get more iterations (the same count for every runtime and thread count),
+        # so that one stretch of host contention moves a round's median less.
+        iters = args.iters
+        if args.min_round_ms > 0:
+            step = median_ms(ort_runs[threads[0]], 3, 1)
+            iters = max(args.iters, int(args.min_round_ms / max(step, 1e-3)))
+        samples = {t: {"memopt": [], "ort": [], "torch": []} for t in threads}
+        for _ in range(args.rounds):
+            for t in threads:
+                torch.set_num_threads(t)
+                samples[t]["memopt"].append(memopt_ms(args.memopt, model, os.path.join(folder, inputs_dir), t,
+                                                      iters, args.warmup))
+                samples[t]["ort"].append(median_ms(ort_runs[t], iters, args.warmup))
+                samples[t]["torch"].append(median_ms(torch_run, iters, args.warmup))
+        row["iters"] = iters
+        for t in threads:
+            row["ms"][t] = {k: statistics.median(v) for k, v in samples[t].items()}
+            print(f"  {row['case']}, {t} thread(s): " +
+                  ", ".join(f"{k} {v:.2f} ms" for k, v in row["ms"][t].items()), file=sys.stderr)
+        rows.append(row)
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     here = os.path.dirname(os.path.abspath(__file__))
@@ -188,73 +272,36 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--work", default=None, help="folder for the models (default: a temporary one)")
     parser.add_argument("--json", default=None, help="also write the rows here")
+    parser.add_argument("--sweep", action="store_true",
+                        help="the GPT-style case over a sweep of shapes (hidden 64-1024, heads 2-16, seq 32-1024, "
+                             "batch 1-512) instead of --cases")
+    parser.add_argument("--points", default=None, help="with --sweep: comma-separated indices of SWEEP to run")
     args = parser.parse_args()
     threads = [int(x) for x in args.threads.split(",")]
     extra = set_sizes(args.size)
     work = args.work or tempfile.mkdtemp(prefix="memopt_bench_exec_")
     os.makedirs(work, exist_ok=True)
-    all_cases = cases(extra)
-    rows = []
-    for name in args.cases.split(","):
-        if name not in all_cases:
-            raise SystemExit(f"unknown case '{name}' (known: {', '.join(all_cases)})")
-        cls, inputs, training = all_cases[name]
-        torch.manual_seed(7)
-        module = cls()
-        fx.randomize(module, 7)
-        module.train(training)
-        folder = os.path.join(work, name)
-        os.makedirs(folder, exist_ok=True)
-        forward = os.path.join(folder, "forward.onnx")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(module, tuple(inputs.values()), forward, dynamo=False, opset_version=17,
-                              input_names=list(inputs), output_names=["loss"], do_constant_folding=False,
-                              training=torch.onnx.TrainingMode.TRAINING if training
-                              else torch.onnx.TrainingMode.EVAL)
-        arrays = {k: v.numpy() for k, v in inputs.items()}
-        save_inputs(os.path.join(folder, "forward_inputs"), arrays)
-        training_graph = os.path.join(folder, "training.onnx")
-        made = subprocess.run([args.memopt, "grad", forward, "-o", training_graph], capture_output=True, text=True)
-        if made.returncode != 0:
-            raise SystemExit(f"memopt grad {forward} failed: {made.stderr.strip()}")
-        grad_graph = os.path.join(folder, "grad.onnx")
-        grad_arrays = dict(arrays, **strip_yield(training_graph, grad_graph))
-        save_inputs(os.path.join(folder, "grad_inputs"), grad_arrays)
-        for kind, model, feeds, inputs_dir in (("forward", forward, arrays, "forward_inputs"),
-                                               ("grad", grad_graph, grad_arrays, "grad_inputs")):
-            row = {"case": f"{name} {kind}", "ms": {}}
-            # Every round measures every thread count, so a stretch of time in which the host
-            # takes a core from this machine lands on the 1-thread and the 2-thread figures alike
-            # (and on all three runtimes), not on one thread count's rounds.
-            ort_runs = {t: ort_runner(model, feeds, t) for t in threads}
-            torch_run = torch_runner(module, inputs, kind == "grad")
-            # Short steps get more iterations (the same count for every runtime and thread count),
-            # so that one stretch of host contention moves a round's median less.
-            iters = args.iters
-            if args.min_round_ms > 0:
-                step = median_ms(ort_runs[threads[0]], 3, 1)
-                iters = max(args.iters, int(args.min_round_ms / max(step, 1e-3)))
-            samples = {t: {"memopt": [], "ort": [], "torch": []} for t in threads}
-            for _ in range(args.rounds):
-                for t in threads:
-                    torch.set_num_threads(t)
-                    samples[t]["memopt"].append(memopt_ms(args.memopt, model, os.path.join(folder, inputs_dir), t,
-                                                          iters, args.warmup))
-                    samples[t]["ort"].append(median_ms(ort_runs[t], iters, args.warmup))
-                    samples[t]["torch"].append(median_ms(torch_run, iters, args.warmup))
-            row["iters"] = iters
-            for t in threads:
-                row["ms"][t] = {k: statistics.median(v) for k, v in samples[t].items()}
-                print(f"  {row['case']}, {t} thread(s): " +
-                      ", ".join(f"{k} {v:.2f} ms" for k, v in row["ms"][t].items()), file=sys.stderr)
-            rows.append(row)
-
-    print(f"sizes: {args.size} (GPT/BERT batch {fx.BATCH} x seq {fx.SEQ}, hidden {fx.HIDDEN}, {fx.LAYERS} layers, "
-          f"vocab {fx.VOCAB}; ConvNet batch {extra['cnn_batch']} x 3 x {extra['cnn_hw']}^2, {fx.CNN_CHANNELS} "
-          f"channels; MLP batch {extra['mlp_batch']}, {fx.MLP_IN}-{fx.MLP_HIDDEN}-{fx.MLP_OUT}); medians of "
-          f"{args.rounds} rounds x {args.iters} iterations (more for short steps: rounds of at least "
-          f"{args.min_round_ms:g} ms); torch {torch.__version__}")
+    if args.sweep:
+        rows = []
+        chosen = [SWEEP[int(i)] for i in args.points.split(",")] if args.points else SWEEP
+        for point in chosen:
+            label = set_sweep_point(point)
+            rows += measure(args, threads, work, cases(extra), "gpt2", label)
+        describe = (f"sweep: GPT-style pre-LN decoder ({len(SWEEP)} shapes, vocab {SWEEP_VOCAB}; h hidden, "
+                    f"a heads, L layers, b batch, s seq)")
+    else:
+        rows = []
+        all_cases = cases(extra)
+        for name in args.cases.split(","):
+            if name not in all_cases:
+                raise SystemExit(f"unknown case '{name}' (known: {', '.join(all_cases)})")
+            rows += measure(args, threads, work, all_cases, name, name)
+        describe = (f"sizes: {args.size} (GPT/BERT batch {fx.BATCH} x seq {fx.SEQ}, hidden {fx.HIDDEN}, "
+                    f"{fx.LAYERS} layers, vocab {fx.VOCAB}; ConvNet batch {extra['cnn_batch']} x 3 x "
+                    f"{extra['cnn_hw']}^2, {fx.CNN_CHANNELS} channels; MLP batch {extra['mlp_batch']}, "
+                    f"{fx.MLP_IN}-{fx.MLP_HIDDEN}-{fx.MLP_OUT})")
+    print(f"{describe}; medians of {args.rounds} rounds x {args.iters} iterations (more for short steps: "
+          f"rounds of at least {args.min_round_ms:g} ms); torch {torch.__version__}")
     header = "| case |"
     sep = "|---|"
     for t in threads:

@@ -129,6 +129,18 @@ void TanhArray(const float* x, float* y, int64_t n);
 /// y[i] = exp(x[i] (+ bias[i]) - shift) for a row of n; returns the sum of y, taken in 8
 /// interleaved partial sums (bias may be null). The softmax and log-sum-exp rows share it.
 float ExpShiftedSum(const float* x, const float* bias, float shift, float* y, int64_t n);
+/// The largest of x[i] (+ bias[i]) over a row of n (bias may be null); -inf for an empty row or
+/// one of NaNs and -inf only (NaN never compares larger).
+float RowMax(const float* x, const float* bias, int64_t n);
+/// Softmax (or log-softmax) of `rows` contiguous rows of n: the row's max subtracted, exp and its
+/// sum in one pass (16 interleaved partial sums, a fixed tree, the tail in order), then scaled by
+/// 1 / sum (or less log sum). One call
+/// for many short rows (attention's), so that the per-row work is not calls.
+void SoftmaxRows(const float* x, float* y, int64_t rows, int64_t n, bool log_softmax);
+/// sum a[i] b[i] in double (products exact), taken in 8 interleaved partial sums.
+double DotInDouble(const float* a, const float* b, int64_t n);
+/// y[i] *= scale.
+void ScaleArray(float* y, float scale, int64_t n);
 /// y = v Phi(v) (exact Gelu) of v = x + bias (bias: n entries, or null).
 void GeluArray(const float* x, const float* bias, float* y, int64_t n);
 /// dx = dy (Phi(v) + v phi(v)) of v = x + bias (bias: n entries, or null).

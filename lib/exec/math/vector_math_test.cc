@@ -98,5 +98,50 @@ TEST_CASE("the array forms agree with the scalar forms element by element", "[ve
   }
 }
 
+TEST_CASE("vector math: row maxima, dot products in double and scaling (by hand)", "[vector_math]") {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // 37 values (two 16-lane blocks and a tail of 5), the largest in the tail, then in a block.
+  std::vector<float> x(37);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 7) - 3.0f;  // -3 .. 3
+  x[35] = 9.5f;
+  CHECK(RowMax(x.data(), nullptr, 37) == 9.5f);
+  x[35] = 0.0f;
+  x[4] = 8.0f;
+  CHECK(RowMax(x.data(), nullptr, 37) == 8.0f);
+  // With a bias: x + b, the maximum moves to where the bias lifts it.
+  std::vector<float> b(37, 0.0f);
+  b[20] = 10.0f;  // x[20] = 20 % 7 - 3 = 3: 13
+  CHECK(RowMax(x.data(), b.data(), 37) == 13.0f);
+  // NaN never wins; -inf only (or nothing) gives -inf.
+  x[7] = nan;
+  CHECK(RowMax(x.data(), nullptr, 37) == 8.0f);
+  std::vector<float> low(20, -inf);
+  low[3] = nan;
+  CHECK(RowMax(low.data(), nullptr, 20) == -inf);
+  CHECK(RowMax(low.data(), nullptr, 0) == -inf);
+  // 1 * 1 + 2 * 2 + ... + 19 * 19 = 19 * 20 * 39 / 6 = 2470; a product that float would round.
+  std::vector<float> a(19), c(19);
+  for (int i = 0; i < 19; ++i) a[i] = c[i] = static_cast<float>(i + 1);
+  CHECK(DotInDouble(a.data(), c.data(), 19) == 2470.0);
+  const float big = 16777217.0f;  // rounds to 2^24 in float; the double product of 2^24 and 3 is exact
+  CHECK(DotInDouble(&big, &c[2], 1) == 3.0 * 16777216.0);
+  // Softmax rows (by hand): a row of 20 equal values and one of 0 and ln 3 in 19 -inf; log form.
+  std::vector<float> rows(40, 2.5f), out(40);
+  for (int i = 20; i < 40; ++i) rows[i] = -inf;
+  rows[22] = 0.0f;
+  rows[37] = std::log(3.0f);
+  SoftmaxRows(rows.data(), out.data(), 2, 20, false);
+  for (int i = 0; i < 20; ++i) CHECK(out[i] == Approx(0.05).epsilon(1e-6));
+  CHECK(out[22] == Approx(0.25).epsilon(1e-6));
+  CHECK(out[37] == Approx(0.75).epsilon(1e-6));
+  CHECK(out[21] == 0.0f);
+  SoftmaxRows(rows.data(), out.data(), 2, 20, true);
+  CHECK(out[0] == Approx(std::log(0.05)).epsilon(1e-6));
+  CHECK(out[37] == Approx(std::log(0.75)).epsilon(1e-6));
+  ScaleArray(a.data(), 0.5f, 19);
+  for (int i = 0; i < 19; ++i) CHECK(a[i] == 0.5f * static_cast<float>(i + 1));
+}
+
 }  // namespace
 }  // namespace memopt::math

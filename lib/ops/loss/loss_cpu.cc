@@ -96,15 +96,7 @@ Expected<std::vector<int64_t>> ScoresShape(const KernelContext& ctx) {
 /// log(sum(exp(x[0..n)))) of a contiguous float row, through ExpArray (`buf`: n scratch floats).
 /// The max is taken in 8 partial maxima; NaN is ignored there and propagates through the sum.
 float LogSumExpRow(const float* x, int64_t n, float* buf) {
-  float part[8];
-  for (float& p : part) p = -std::numeric_limits<float>::infinity();
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (int k = 0; k < 8; ++k) part[k] = part[k] < x[i + k] ? x[i + k] : part[k];
-  }
-  float mx = -std::numeric_limits<float>::infinity();
-  for (float p : part) mx = std::max(mx, p);
-  for (; i < n; ++i) mx = std::max(mx, x[i]);
+  float mx = math::RowMax(x, nullptr, n);
   if (std::isinf(mx)) mx = 0;
   return mx + std::log(math::ExpShiftedSum(x, nullptr, mx, buf, n));
 }

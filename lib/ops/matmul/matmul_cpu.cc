@@ -2,11 +2,15 @@
 //
 // All three share one batched product planned by exec/kernels/matmul_plan.h (also used by the
 // CUDA wrappers), which covers transA/transB and FusedMatMul's transBatch layouts without copying.
+// Float batches of small products with B transposed run on exec/kernels/small_gemm.h, others on
+// BLAS (whose small-matrix path is as fast for untransposed operands).
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "exec/kernels/math_util.h"
 #include "exec/kernels/matmul_plan.h"
+#include "exec/kernels/small_gemm.h"
 #include "ir/op_registry.h"
 
 namespace memopt::math {
@@ -33,6 +37,19 @@ void RunFloat(const Plan& p, const C* a, const C* b, C alpha, C* y) {
   if (count > 1 && b_shared && a_stacked) {
     Gemm(false, p.b.trans, count * p.m, p.n, p.k, alpha, a, p.a.ld, b, p.b.ld, C(0), y, p.n);
     return;
+  }
+  // Small float products with B transposed (attention's Q K^T in the gradient graphs), where BLAS
+  // packs the transposed operand on every call: on exec/kernels/small_gemm.h.
+  if constexpr (std::is_same_v<C, float>) {
+    if (count > 1 && p.b.trans && SmallGemmApplies(p.m, p.n, p.k)) {
+      ParallelFor(count, p.m * p.n * p.k, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          SmallGemm(p.a.trans, p.b.trans, p.m, p.n, p.k, alpha, a + p.a_off[i], p.a.ld, b + p.b_off[i], p.b.ld,
+                    y + i * mn, p.n);
+        }
+      });
+      return;
+    }
   }
   // Batch entries on the pool's threads at once (each product single-threaded); one entry alone
   // is split by Gemm itself.

@@ -54,14 +54,21 @@ void ContiguousFloatRow(Kind kind, const float* x, const float* b, float* y, int
     }
     return;
   }
-  const float inv = 1.0f / sum;
-  for (int64_t i = 0; i < n; ++i) y[i] *= inv;
+  ScaleArray(y, 1.0f / sum, n);
 }
 
 /// One softmax-family row: n values at x[i * stride], optional additive bias b[i * stride].
 template <typename C>
 void Row(Kind kind, const C* x, const C* b, C* y, int64_t n, int64_t stride) {
   if (n == 0) return;
+  if constexpr (std::is_same_v<C, float>) {
+    if (stride == 1 && kind != Kind::kHardmax) {  // the whole row vectorised: max, exp and sum, scale
+      float mx = RowMax(x, b, n);
+      if (std::isinf(mx) && mx < 0) mx = 0;  // every value -inf (or NaN): avoid inf - inf
+      ContiguousFloatRow(kind, x, b, y, n, mx);
+      return;
+    }
+  }
   auto at = [&](int64_t i) { return b != nullptr ? x[i * stride] + b[i * stride] : x[i * stride]; };
   C mx = -std::numeric_limits<C>::infinity();
   int64_t arg = 0;
@@ -77,12 +84,6 @@ void Row(Kind kind, const C* x, const C* b, C* y, int64_t n, int64_t stride) {
     return;
   }
   if (std::isinf(mx) && mx < 0) mx = 0;  // every value -inf (or NaN): avoid inf - inf
-  if constexpr (std::is_same_v<C, float>) {
-    if (stride == 1) {
-      ContiguousFloatRow(kind, x, b, y, n, mx);
-      return;
-    }
-  }
   C sum = 0;
   for (int64_t i = 0; i < n; ++i) {
     const C e = std::exp(at(i) - mx);
@@ -113,6 +114,14 @@ Status SoftmaxFamily(KernelContext& ctx) {
     OutView<C> yv(ctx.outputs[0]);
     const C* xp = xv.data();
     C* yp = yv.data();
+    if constexpr (std::is_same_v<C, float>) {
+      if (v.inner == 1 && kKind != Kind::kHardmax) {  // contiguous rows: many per call
+        ParallelFor(v.outer, 3 * v.n, [&](int64_t begin, int64_t end) {
+          SoftmaxRows(xp + begin * v.n, yp + begin * v.n, end - begin, v.n, kKind == Kind::kLogSoftmax);
+        });
+        return Status::Ok();
+      }
+    }
     ParallelFor(v.outer * v.inner, 3 * v.n, [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
         const int64_t o = r / v.inner, i = r % v.inner;
