@@ -110,9 +110,10 @@ for variant in level1 budget; do
   [[ $rc == 0 ]] || status=1
 done
 
-# The PyTorch half: the same step in PyTorch eager, plain and checkpointed per layer.
+# The PyTorch half: the same step in PyTorch eager, plain (SDPA), with attention materialised
+# (attn_implementation="eager", as memopt's graphs hold it) and checkpointed per layer.
 if [[ ${SKIP_TORCH:-0} != 1 ]]; then
-  step "PyTorch eager, plain and checkpointed"
+  step "PyTorch eager, plain, materialised attention and checkpointed"
   "$python" scripts/torch_gpt2_bench.py --layers "$layers" --hidden "$hidden" --heads "$heads" --vocab "$vocab" \
     --batch "$(dim batch)" --seq "$(dim seq_len)" --dtype "$dtype" --device "$device" --iters "$iters" \
     --warmup "$warmup" >"$out/torch.txt" || status=1
@@ -150,7 +151,7 @@ if [[ -s $out/torch.txt ]]; then
       sub(",", "", alloc); sub(",", "", resv)
       if (alloc ~ /^-/) alloc = "-"
       if (resv ~ /^-/) resv = "-"
-      name = (name == "plain") ? "torch" : "torch-ckpt"
+      name = (name == "plain") ? "torch" : (name == "eager" ? "torch-eager" : "torch-ckpt")
       if (name == "torch") base = med
       over = (name != "torch" && base > 0) ? sprintf("%+.1f%%", 100 * (med - base) / base) : "-"
       printf "%-10s %12s %14s %9s %14s %10s %10s %9s %12s\n", name, "-", alloc, "-", resv, med, p95, over, "-"

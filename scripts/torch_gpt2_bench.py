@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """The PyTorch anchor of scripts/gpu_bench.sh: a GPT-2 training step (transformers' GPT2LMHeadModel,
-dropout 0, random non-zero token ids) timed as PyTorch eager, plain and with per-layer gradient
-checkpointing (torch.utils.checkpoint through gradient_checkpointing_enable()).
+dropout 0, random non-zero token ids) timed as PyTorch eager: plain (transformers' default attention,
+fused SDPA where torch has it), with attention materialised (attn_implementation="eager": the
+[batch, heads, seq, seq] scores and probabilities in memory, as in memopt's graphs), and with per-layer
+gradient checkpointing (torch.utils.checkpoint through gradient_checkpointing_enable()).
 
 The model has the shape of scripts/gen_transformer_training.py's graph for the same arguments, so the
 rows sit beside memopt's on the same step. One line per variant, parsed by gpu_bench.sh:
 
     torch plain: peak allocated 9.64 GiB, peak reserved 10.1 GiB, median 42.3 ms, p95 42.9 ms, loss 10.9
+
+(variants: plain, eager, checkpoint).
 
 Peaks are torch.cuda.max_memory_allocated / max_memory_reserved over the timed steps (in GiB, '-' on
 the CPU, where PyTorch keeps no such count); times are CUDA events on a GPU, the monotonic clock on
@@ -46,11 +50,17 @@ def main():
         return 1
     gpu = a.device == "cuda"
     dtype = torch.float16 if a.dtype == "float16" else torch.float32
-    torch.manual_seed(0)
-    cfg = GPT2Config(n_layer=a.layers, n_embd=a.hidden, n_head=a.heads, vocab_size=a.vocab,
-                     n_positions=a.max_positions, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
-    for ckpt in (False, True):
+    for name in ("plain", "eager", "checkpoint"):
+        torch.manual_seed(0)  # the same weights and ids in every variant: their losses agree
+        cfg = GPT2Config(n_layer=a.layers, n_embd=a.hidden, n_head=a.heads, vocab_size=a.vocab,
+                         n_positions=a.max_positions, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+                         **({"attn_implementation": "eager"} if name == "eager" else {}))
+        ckpt = name == "checkpoint"
         model = GPT2LMHeadModel(cfg).to(device=a.device, dtype=dtype)
+        if name == "eager" and getattr(model.config, "_attn_implementation", "eager") != "eager":
+            print(f"torch_gpt2_bench.py: transformers kept attention '{model.config._attn_implementation}'",
+                  file=sys.stderr)
+            return 1
         model.config.use_cache = False
         if ckpt:
             model.gradient_checkpointing_enable()
@@ -85,7 +95,6 @@ def main():
         gib = 2.0 ** 30
         alloc = f"{torch.cuda.max_memory_allocated() / gib:.2f} GiB" if gpu else "- -"
         resv = f"{torch.cuda.max_memory_reserved() / gib:.2f} GiB" if gpu else "- -"
-        name = "checkpoint" if ckpt else "plain"
         print(f"torch {name}: peak allocated {alloc}, peak reserved {resv}, median {median:.1f} ms, "
               f"p95 {p95:.1f} ms, loss {loss:.3f}", flush=True)
         del model
