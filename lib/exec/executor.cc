@@ -4,6 +4,8 @@
 #include "exec/executor.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <new>
@@ -108,6 +110,15 @@ class Run {
   ExecutionOrder order_;
 };
 
+/// MEMOPT_ARENA=1 (not 0, not empty).
+bool ArenaForEveryRun() {
+  static const bool on = [] {
+    const char* env = std::getenv("MEMOPT_ARENA");
+    return env != nullptr && env[0] != '\0' && std::strcmp(env, "0") != 0;
+  }();
+  return on;
+}
+
 }  // namespace
 
 Status CheckSupported(const Graph& graph, const KernelRegistry& registry) {
@@ -133,7 +144,15 @@ Status CheckSupported(const Graph& graph, const KernelRegistry& registry) {
 Expected<RunResult> Execute(const Model& model, const std::map<std::string, Tensor>& feeds, const RunOptions& options) {
   try {
     const KernelRegistry& registry = options.registry != nullptr ? *options.registry : KernelRegistry::Cpu();
-    Run run(model, options, registry);
+    RunOptions with_arena;
+    if (options.arena == nullptr && ArenaForEveryRun()) {
+      auto plan = PlanRunArena(model, feeds, options.order);
+      if (plan.ok()) {
+        with_arena = options;
+        with_arena.arena = *plan;
+      }
+    }
+    Run run(model, with_arena.arena != nullptr ? with_arena : options, registry);
     return run.Go(feeds);
   } catch (const std::bad_alloc&) {
     return InvalidInput("out of memory while running the model");

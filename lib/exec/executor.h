@@ -30,7 +30,9 @@ struct RunOptions {
   /// When set and planned for this run's order, the node outputs are allocated from one arena laid
   /// out ahead of time (PlanRunArena; exec/arena_allocator.h); a tensor it has no slot for, or the
   /// whole run when it is unset or planned for another order, from the buffer pool. Results and
-  /// the measured peak are the same either way.
+  /// the measured peak are the same either way. With MEMOPT_ARENA=1 in the environment, a run
+  /// without one plans its own (PlanRunArena), so that any caller, the test suite included, can
+  /// be run through the arena.
   std::shared_ptr<const ArenaPlan> arena;
 };
 
