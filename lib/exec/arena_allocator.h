@@ -39,7 +39,7 @@ class ArenaAllocator {
  public:
   /// The arena buffer comes from the buffer pool (its cache keeps it between runs); throws
   /// std::bad_alloc as the pool does.
-  ArenaAllocator(std::shared_ptr<const ArenaPlan> plan);
+  explicit ArenaAllocator(std::shared_ptr<const ArenaPlan> plan);
 
   /// Offers the output slots of `node` (a node of the plan's order) on this thread until it ends
   /// (destruction or End()); with a null `arena`, none (a run without an arena inside a kernel

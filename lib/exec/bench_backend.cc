@@ -1,6 +1,7 @@
 #include "exec/bench_backend.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -48,7 +49,10 @@ class CpuBackend : public BenchBackend {
     run_options.seed = options.seed;
     run_options.output_grads = options.output_grads;
     BenchRuns out;
-    auto arena = PlanRunArena(model, feeds);
+    const char* env = std::getenv("MEMOPT_ARENA");
+    auto arena = env != nullptr && std::string(env) == "0"
+                     ? Expected<std::shared_ptr<const ArenaPlan>>(InvalidInput("MEMOPT_ARENA=0"))
+                     : PlanRunArena(model, feeds);
     if (arena.ok()) {
       run_options.arena = *arena;
       out.arena_bytes = (*arena)->arena_bytes;
