@@ -10,8 +10,10 @@
 #include "helpers/analysis_test_util.h"
 #include "analysis/peak_estimate.h"
 #include "exec/arena_allocator.h"
+#include "exec/buffer_pool.h"
 #include "exec/executor.h"
 #include "exec/input_binding.h"
+#include "exec/kernels/kernel_util.h"
 #include "exec/random_inputs.h"
 #include "test_data.h"
 
@@ -170,6 +172,45 @@ TEST_CASE("arena: a view outliving the value it shares is kept intact", "[exec][
   CheckSameOutputs(pooled->outputs, arena->outputs);
   CHECK(arena->arena.moved >= 1);  // b, copied into its own slot
   CHECK(arena->arena.outside == 0);
+}
+
+TEST_CASE("arena: a node's slots go to the first tensors of their size, filled as the pool fills", "[exec][arena]") {
+  Model m = testing::TextModel(kViewGraph, {"shape", "relu", "reshape", "sigmoid", "mul", "tanh", "add"});
+  Tensor x(DataType::kFloat, {16, 64});
+  auto plan = PlanRunArena(m, {{"x", x}});
+  REQUIRE(plan.ok());
+  const Node& relu = m.graph.node(testing::NodeByName(m.graph, "relu"));
+  BufferPool& pool = BufferPool::Global();
+  const bool poison = pool.poison();
+  pool.SetPoison(true);
+  ArenaAllocator arena(*plan);
+  const void* slot = nullptr;
+  {
+    ArenaAllocator::Offer offer(&arena, relu);
+    Tensor in_parallel;
+    ParallelFor(1, 1, [&](int64_t, int64_t) { in_parallel = Tensor::Uninitialized(DataType::kFloat, {16, 64}); });
+    Tensor other_size = Tensor::Uninitialized(DataType::kFloat, {16, 63});
+    Tensor first = Tensor::Uninitialized(DataType::kFloat, {16, 64});  // a's slot, poisoned
+    Tensor second(DataType::kFloat, {16, 64});                          // no slot left: the pool's
+    slot = first.raw();
+    CHECK(in_parallel.raw() != slot);
+    CHECK(other_size.raw() != slot);
+    CHECK(second.raw() != slot);
+    const auto* bytes = static_cast<const unsigned char*>(first.raw());
+    CHECK(std::all_of(bytes, bytes + first.bytes(), [](unsigned char b) { return b == 0xFF; }));
+    std::memset(first.raw(), 7, static_cast<size_t>(first.bytes()));
+    offer.End();
+    Tensor after(DataType::kFloat, {16, 64});
+    CHECK(after.raw() != slot);
+  }
+  {
+    ArenaAllocator::Offer offer(&arena, relu);  // the same slot again, zero-filled
+    Tensor zeroed(DataType::kFloat, {16, 64});
+    CHECK(zeroed.raw() == slot);
+    const auto* bytes = static_cast<const unsigned char*>(zeroed.raw());
+    CHECK(std::all_of(bytes, bytes + zeroed.bytes(), [](unsigned char b) { return b == 0; }));
+  }
+  pool.SetPoison(poison);
 }
 
 TEST_CASE("arena: unbound dims, another order, no offer: the pool", "[exec][arena]") {
