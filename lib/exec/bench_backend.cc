@@ -1,6 +1,10 @@
 #include "exec/bench_backend.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <sys/resource.h>
 
 #include "exec/buffer_pool.h"
@@ -9,6 +13,27 @@
 namespace memopt {
 
 namespace {
+
+/// A field of /proc/self/status in bytes (VmRSS, VmHWM), or -1.
+int64_t StatusBytes(const std::string& field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field + ":", 0) != 0) continue;
+    std::istringstream kb(line.substr(field.size() + 1));
+    int64_t value = -1;
+    return kb >> value ? value * 1024 : -1;
+  }
+  return -1;
+}
+
+/// Resets the process's resident-set high-water mark to its resident set now (Linux 4.0+).
+bool ResetRssPeak() {
+  std::ofstream out("/proc/self/clear_refs");
+  out << "5";
+  out.flush();
+  return out.good();
+}
 
 /// The CPU reference executor, one Execute call per run.
 class CpuBackend : public BenchBackend {
@@ -24,6 +49,18 @@ class CpuBackend : public BenchBackend {
     run_options.seed = options.seed;
     run_options.output_grads = options.output_grads;
     BenchRuns out;
+    const char* env = std::getenv("MEMOPT_ARENA");
+    auto arena = env != nullptr && std::string(env) == "0"
+                     ? Expected<std::shared_ptr<const ArenaPlan>>(InvalidInput("MEMOPT_ARENA=0"))
+                     : PlanRunArena(model, feeds);
+    if (arena.ok()) {
+      run_options.arena = *arena;
+      out.arena_bytes = (*arena)->arena_bytes;
+    } else {
+      out.arena_bytes = 0;
+      out.no_arena = arena.status().message();
+    }
+    if (ResetRssPeak()) out.rss_before_bytes = StatusBytes("VmRSS");
     const int total = options.warmup + options.iters;
     for (int i = 0; i < total; ++i) {
       run_options.profile = i >= options.warmup ? options.profile : nullptr;  // the timed runs
@@ -37,11 +74,16 @@ class CpuBackend : public BenchBackend {
       if (options.on_run) options.on_run(i + 1);
       if (i + 1 == total) {
         out.memory = run.memory;
+        out.arena_use = run.arena;
         out.outputs = std::move(run.outputs);
       }
     }
+    if (out.rss_before_bytes >= 0) out.rss_peak_bytes = StatusBytes("VmHWM");
     struct rusage usage {};
-    if (::getrusage(RUSAGE_SELF, &usage) == 0) out.rss_peak_bytes = static_cast<int64_t>(usage.ru_maxrss) * 1024;
+    if (out.rss_peak_bytes < 0 && ::getrusage(RUSAGE_SELF, &usage) == 0) {
+      out.rss_peak_bytes = static_cast<int64_t>(usage.ru_maxrss) * 1024;
+      out.rss_before_bytes = -1;
+    }
     out.pool_cached_bytes = BufferPool::Global().stats().cached_bytes;
     return out;
   }

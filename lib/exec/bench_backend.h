@@ -37,9 +37,16 @@ struct BenchRuns {
   std::vector<double> node_loop_ms;  ///< CPU: the node loop alone of each timed run
   MemoryStats memory;                ///< of the last run
   std::map<std::string, Tensor> outputs;  ///< of the last run
-  /// CPU: the process's resident-set high-water mark after the runs, and what the buffer pool
-  /// holds free; -1 elsewhere.
-  int64_t rss_peak_bytes = -1, pool_cached_bytes = -1;
+  /// CPU: the process's resident-set high-water mark over the runs (reset just before them where
+  /// the kernel allows, /proc/self/clear_refs; else the process's whole life), its resident set
+  /// just before them (code, the loaded model, weights, inputs; -1 when the mark could not be
+  /// reset), and what the buffer pool holds free after them; -1 elsewhere.
+  int64_t rss_peak_bytes = -1, rss_before_bytes = -1, pool_cached_bytes = -1;
+  /// CPU: the arena the runs allocated the node outputs from (exec/arena_allocator.h), 0 when none,
+  /// with why not (`no_arena`) and what it held in the last run; -1 elsewhere.
+  int64_t arena_bytes = -1;
+  std::string no_arena;
+  ArenaUse arena_use;
   /// GPU: the caching pool's requested and reserved peaks, and cudaMemGetInfo's free bytes before
   /// and after the last run; -1 / 0 elsewhere.
   int64_t pool_peak_requested = -1, pool_peak_reserved = -1;
@@ -60,7 +67,9 @@ class BenchBackend {
 };
 
 /// The CPU reference executor, one Execute call per run (the step time includes the order, the
-/// input and weight binding and the outputs; the node loop alone is reported beside it).
+/// input and weight binding and the outputs; the node loop alone is reported beside it), with the
+/// node outputs in one arena planned once before the runs (PlanRunArena) when the inputs bind
+/// every dim.
 std::unique_ptr<BenchBackend> CpuBenchBackend();
 
 }  // namespace memopt

@@ -1,4 +1,5 @@
-// Size-class pool for the CPU executor's tensor buffers.
+// Size-class pool for the CPU executor's tensor buffers (those the run's arena, when it has one,
+// does not hold: exec/arena_allocator.h; the arena's own buffer comes from here too).
 //
 // A step allocates and frees the same sizes node after node and step after step; through malloc
 // every large buffer is a fresh mmap, so each step pays page faults and the kernel's zeroing

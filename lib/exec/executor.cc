@@ -4,9 +4,12 @@
 #include "exec/executor.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <new>
+#include <optional>
 #include <set>
 
 #include "analysis/boundary.h"
@@ -26,15 +29,22 @@ std::string OpName(const Node& node) { return OpKey::Of(node).ToString(); }
 
 /// The CPU side of the node loop: the registry's kernel, and with a profile the wall-clock time
 /// of each node.
+/// With an arena, the node's output slots are offered to its kernel and its outputs settled after
+/// it (exec/arena_allocator.h).
 struct CpuBackend {
   const KernelRegistry& registry;
   OpProfile* profile = nullptr;
+  ArenaAllocator* arena = nullptr;
   std::chrono::steady_clock::time_point node_start;
 
-  Status Run(const Node& node, KernelContext& ctx) const {
+  Status Run(const Node& node, KernelContext& ctx) {
     const KernelInfo* kernel = registry.Find(node.domain, node.op_type);
     if (kernel == nullptr || kernel->fn == nullptr) return Unsupported("no kernel for " + OpName(node));
-    return kernel->fn(ctx);
+    ArenaAllocator::Offer offer(arena, node);
+    Status status = kernel->fn(ctx);
+    offer.End();
+    if (arena != nullptr && status.ok()) arena->Settle(node, ctx);
+    return status;
   }
   Status BeforeNode(int32_t, const Node&) {
     if (profile != nullptr) node_start = std::chrono::steady_clock::now();
@@ -72,7 +82,12 @@ class Run {
     ctx.run_seed = options_.seed;
     ctx.output_grads = &options_.output_grads;
     ctx.graph = &graph_;
-    CpuBackend backend{registry_, options_.profile, {}};
+    std::optional<ArenaAllocator> arena;
+    const ArenaPlan* plan = options_.arena.get();
+    if (plan != nullptr && plan->order == order_.order && plan->offset.size() == graph_.values.size()) {
+      arena.emplace(options_.arena);
+    }
+    CpuBackend backend{registry_, options_.profile, arena ? &*arena : nullptr, {}};
     MEMOPT_RETURN_IF_ERROR(RunNodeLoop(graph_, order_, values_, ctx, tracker, backend));
     result.elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (options_.profile != nullptr) options_.profile->EndRun();
@@ -82,6 +97,7 @@ class Run {
       return Status::Ok();
     }));
     result.memory = tracker.Stats(graph_, order_.order);
+    if (arena) result.arena = arena->use();
     return result;
   }
 
@@ -93,6 +109,15 @@ class Run {
   std::vector<Tensor> values_;
   ExecutionOrder order_;
 };
+
+/// MEMOPT_ARENA=1 (not 0, not empty).
+bool ArenaForEveryRun() {
+  static const bool on = [] {
+    const char* env = std::getenv("MEMOPT_ARENA");
+    return env != nullptr && env[0] != '\0' && std::strcmp(env, "0") != 0;
+  }();
+  return on;
+}
 
 }  // namespace
 
@@ -119,13 +144,28 @@ Status CheckSupported(const Graph& graph, const KernelRegistry& registry) {
 Expected<RunResult> Execute(const Model& model, const std::map<std::string, Tensor>& feeds, const RunOptions& options) {
   try {
     const KernelRegistry& registry = options.registry != nullptr ? *options.registry : KernelRegistry::Cpu();
-    Run run(model, options, registry);
+    RunOptions with_arena;
+    if (options.arena == nullptr && ArenaForEveryRun()) {
+      auto plan = PlanRunArena(model, feeds, options.order);
+      if (plan.ok()) {
+        with_arena = options;
+        with_arena.arena = *plan;
+      }
+    }
+    Run run(model, with_arena.arena != nullptr ? with_arena : options, registry);
     return run.Go(feeds);
   } catch (const std::bad_alloc&) {
     return InvalidInput("out of memory while running the model");
   } catch (const std::exception& e) {
     return InternalError(std::string("unexpected error while running the model: ") + e.what());
   }
+}
+
+Expected<std::shared_ptr<const ArenaPlan>> PlanRunArena(const Model& model, const std::map<std::string, Tensor>& feeds,
+                                                        const std::vector<NodeId>& order) {
+  MEMOPT_ASSIGN_OR_RETURN(ExecutionOrder resolved, ResolveRunOrder(model.graph, order));
+  MEMOPT_ASSIGN_OR_RETURN(ArenaPlan plan, PlanArena(model.graph, resolved, DimsFromFeeds(model.graph, feeds)));
+  return std::make_shared<const ArenaPlan>(std::move(plan));
 }
 
 Expected<ExecutionOrder> ResolveRunOrder(const Graph& graph, const std::vector<NodeId>& order) {

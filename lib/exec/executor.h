@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analysis/exec_order.h"
+#include "exec/arena_allocator.h"
 #include "exec/kernel.h"
 #include "exec/op_profile.h"
 #include "exec/output_gradients.h"
@@ -26,6 +27,13 @@ struct RunOptions {
   OutputGradients output_grads;
   /// When set, each node's kernel time (wall clock) is added to it, and the run counted.
   OpProfile* profile = nullptr;
+  /// When set and planned for this run's order, the node outputs are allocated from one arena laid
+  /// out ahead of time (PlanRunArena; exec/arena_allocator.h); a tensor it has no slot for, or the
+  /// whole run when it is unset or planned for another order, from the buffer pool. Results and
+  /// the measured peak are the same either way. With MEMOPT_ARENA=1 in the environment, a run
+  /// without one plans its own (PlanRunArena), so that any caller, the test suite included, can
+  /// be run through the arena.
+  std::shared_ptr<const ArenaPlan> arena;
 };
 
 struct MemoryStats {
@@ -39,6 +47,7 @@ struct MemoryStats {
 struct RunResult {
   std::map<std::string, Tensor> outputs;  ///< graph outputs by name
   MemoryStats memory;
+  ArenaUse arena;  ///< what the arena held; arena_bytes 0 when the run used none
   double elapsed_ms = 0;
 };
 
@@ -51,6 +60,12 @@ Status CheckSupported(const Graph& graph, const KernelRegistry& registry);
 
 /// Reads an initializer's data (inline raw/typed data or external data file) into a Tensor.
 Expected<Tensor> ReadInitializer(const Model& model, ValueId value);
+
+/// The arena of a run of `model` with `feeds` in `order` (empty: the default order, as for
+/// RunOptions::order), at the dims the fed inputs bind (DimsFromFeeds); an error naming why there
+/// is none (a dim the inputs do not bind, a value of unknown size).
+Expected<std::shared_ptr<const ArenaPlan>> PlanRunArena(const Model& model, const std::map<std::string, Tensor>& feeds,
+                                                        const std::vector<NodeId>& order = {});
 
 /// Runs the model. `feeds` binds graph inputs by name; initializers come from the model file
 /// unless fed. Errors name the node or input (wrong dtype, rank, shape contradicting a bound dim).

@@ -6,6 +6,7 @@
 #include <limits>
 #include <new>
 
+#include "exec/arena_allocator.h"
 #include "exec/buffer_pool.h"
 #include "util/half.h"
 #include "util/bytes.h"
@@ -35,8 +36,10 @@ Tensor Tensor::Uninitialized(DataType dtype, std::vector<int64_t> shape) {
   return Tensor(dtype, std::move(shape), Fill::kNone);
 }
 
-/// Buffers come from the executor's size-class pool (exec/buffer_pool.h). String tensors keep
-/// their elements in strings_ (empty strings) and get an empty block.
+/// Buffers come from the slot of the executor's arena that the node running on this thread offers
+/// for exactly this size (exec/arena_allocator.h), else from its size-class pool
+/// (exec/buffer_pool.h). String tensors keep their elements in strings_ (empty strings) and get an
+/// empty block.
 Tensor::Tensor(DataType dtype, std::vector<int64_t> shape, Fill fill)
     : dtype_(dtype), shape_(std::move(shape)), numel_(NumElements(shape_)) {
   BufferPool& pool = BufferPool::Global();
@@ -47,6 +50,8 @@ Tensor::Tensor(DataType dtype, std::vector<int64_t> shape, Fill fill)
   }
   const int64_t bytes = numel_ * ElemByteSize(dtype_);
   const size_t size = static_cast<size_t>(bytes > 0 ? bytes : 0);
+  buffer_ = ArenaAllocator::Claim(size, fill == Fill::kZero);
+  if (buffer_ != nullptr) return;
   buffer_ = fill == Fill::kZero ? pool.AcquireZeroed(size) : pool.AcquireUninitialized(size);
 }
 
@@ -93,6 +98,14 @@ Tensor Tensor::Clone() const {
   } else if (bytes() > 0) {
     std::memcpy(t.raw(), raw(), static_cast<size_t>(bytes()));
   }
+  return t;
+}
+
+Tensor Tensor::CopyInto(std::shared_ptr<std::byte[]> buffer) const {
+  MEMOPT_CHECK(dtype_ != DataType::kString);
+  Tensor t = Meta(dtype_, shape_);
+  if (bytes() > 0) std::memmove(buffer.get(), raw(), static_cast<size_t>(bytes()));
+  t.buffer_ = std::move(buffer);
   return t;
 }
 

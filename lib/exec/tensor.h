@@ -54,6 +54,9 @@ class Tensor {
   Tensor Reshaped(std::vector<int64_t> shape) const;
   /// Deep copy.
   Tensor Clone() const;
+  /// The same elements in `buffer` (at least bytes() long and 64-byte aligned, e.g. a slot of
+  /// the executor's arena), which the new tensor holds. Not for string tensors.
+  Tensor CopyInto(std::shared_ptr<std::byte[]> buffer) const;
   /// Element i converted to double (any numeric type; float16/bfloat16 decoded).
   double GetAsDouble(int64_t i) const;
   /// Stores v into element i, converting (rounding half types, truncating ints as C++ casts).

@@ -53,9 +53,15 @@ struct ModelBench {
   double median_ms = 0, min_ms = 0, max_ms = 0, p5_ms = 0, p95_ms = 0;
   /// --device cpu: the median of the node loop alone (RunResult::elapsed_ms); < 0 when not measured.
   double node_loop_median_ms = -1;
-  /// --device cpu: the process's resident-set high-water mark after the runs (weights, inputs,
-  /// buffers the pool keeps, code), and what the buffer pool holds free; -1 when not measured.
-  int64_t rss_peak_bytes = -1, pool_cached_bytes = -1;
+  /// --device cpu: the process's resident-set high-water mark over the runs (weights, inputs,
+  /// code, the arena, buffers the pool keeps), its resident set before them (-1 when the mark
+  /// covers the whole process), and what the buffer pool holds free; -1 when not measured.
+  int64_t rss_peak_bytes = -1, rss_before_bytes = -1, pool_cached_bytes = -1;
+  /// --device cpu: the arena the node outputs came from (0: none, for the reason in no_arena),
+  /// and what it held in the last run; -1 elsewhere.
+  int64_t arena_bytes = -1;
+  std::string no_arena;
+  ArenaUse arena_use;
   std::optional<int64_t> batch;  ///< the bound batch dim, for samples per second
   std::map<std::string, Tensor> outputs;
   int64_t pool_peak_requested = -1, pool_peak_reserved = -1;  ///< --device cuda: measured by the pool
@@ -73,6 +79,20 @@ int64_t PlannedFootprint(const Graph& graph, const DimBindings& dims) {
   if (!order.ok()) return -1;
   const PeakEstimate p = EstimatePeak(graph, *order, {}, dims);
   return p.sized && p.unsized_values == 0 ? p.footprint_bytes : -1;
+}
+
+/// (RSS peak - weights - inputs) / footprint (issue 37's measure; the code and libraries count
+/// in the RSS, not in the footprint, so small models stay well above 1); -1 when not measured.
+double RssLessWeightsOverFootprint(const ModelBench& b) {
+  if (b.rss_peak_bytes < 0 || b.footprint_bytes <= 0) return -1;
+  return static_cast<double>(b.rss_peak_bytes - b.memory.weights_and_inputs_bytes) /
+         static_cast<double>(b.footprint_bytes);
+}
+
+/// " (less weights and inputs: R x the planned footprint)", or "" when not measured.
+std::string RssOverFootprint(const ModelBench& b) {
+  const double r = RssLessWeightsOverFootprint(b);
+  return r < 0 ? std::string() : fmt::format(" (less weights and inputs: {:.3f} x the planned footprint)", r);
 }
 
 /// Nearest-rank percentile of sorted values.
@@ -132,7 +152,11 @@ Expected<ModelBench> BenchOne(const BenchBackend& backend, const std::string& pa
   bench.memory = runs->memory;
   bench.outputs = std::move(runs->outputs);
   bench.rss_peak_bytes = runs->rss_peak_bytes;
+  bench.rss_before_bytes = runs->rss_before_bytes;
   bench.pool_cached_bytes = runs->pool_cached_bytes;
+  bench.arena_bytes = runs->arena_bytes;
+  bench.no_arena = runs->no_arena;
+  bench.arena_use = runs->arena_use;
   bench.pool_peak_requested = runs->pool_peak_requested;
   bench.pool_peak_reserved = runs->pool_peak_reserved;
   bench.device_free_before = runs->device_free_before;
@@ -216,7 +240,7 @@ std::string RenderTable(const BenchBackend& backend, const std::vector<ModelBenc
                         WithThousands(b.memory.peak_bytes), b.peak_node);
     if (b.footprint_bytes >= 0) {
       text += fmt::format("  planned footprint: {} ({} bytes, {:.3f} x the measured peak; one arena laid out from the "
-                          "schedule plus weights and inputs, which the executors do not allocate from yet)\n",
+                          "schedule plus weights and inputs)\n",
                           HumanBytes(b.footprint_bytes), WithThousands(b.footprint_bytes),
                           b.memory.peak_bytes > 0 ? static_cast<double>(b.footprint_bytes) / b.memory.peak_bytes : 0.0);
     }
@@ -239,7 +263,25 @@ std::string RenderTable(const BenchBackend& backend, const std::vector<ModelBenc
                           "outputs)\n",
                           b.node_loop_median_ms);
     }
-    if (b.rss_peak_bytes >= 0) {
+    if (b.arena_bytes > 0) {
+      text += fmt::format("  arena: {} ({} bytes) allocated from the planned arena; of the node outputs with a slot, "
+                          "{} written in it, {} views kept, {} copied into it, {} outside it (last run)\n",
+                          HumanBytes(b.arena_bytes), WithThousands(b.arena_bytes), b.arena_use.in_slot,
+                          b.arena_use.views_kept, b.arena_use.moved, b.arena_use.outside);
+    } else if (b.arena_bytes == 0) {
+      text += fmt::format("  arena: none, outputs from the buffer pool ({})\n", b.no_arena);
+    }
+    if (b.rss_peak_bytes >= 0 && b.rss_before_bytes >= 0) {
+      const int64_t growth = b.rss_peak_bytes - b.rss_before_bytes;
+      text += fmt::format("  process RSS: peak {} over the runs{}, {} above the {} before them (code, model, weights, "
+                          "inputs){}; {} the buffer pool keeps for the next step\n",
+                          HumanBytes(b.rss_peak_bytes), RssOverFootprint(b), HumanBytes(growth),
+                          HumanBytes(b.rss_before_bytes),
+                          b.arena_bytes > 0 ? fmt::format(": {:.3f} x the arena",
+                                                          static_cast<double>(growth) / b.arena_bytes)
+                                            : std::string(),
+                          HumanBytes(b.pool_cached_bytes));
+    } else if (b.rss_peak_bytes >= 0) {
       text += fmt::format("  process RSS: peak {} (the process so far: weights, inputs, code and {} the buffer pool "
                           "keeps for the next step)\n",
                           HumanBytes(b.rss_peak_bytes), HumanBytes(b.pool_cached_bytes));
@@ -284,6 +326,27 @@ nlohmann::json RenderJson(const BenchBackend& backend, const std::vector<ModelBe
     if (b.rss_peak_bytes >= 0) {
       j["models"].back()["rss_peak_bytes"] = b.rss_peak_bytes;
       j["models"].back()["pool_cached_bytes"] = b.pool_cached_bytes;
+      if (RssLessWeightsOverFootprint(b) >= 0) {
+        j["models"].back()["rss_less_weights_and_inputs_over_footprint"] = RssLessWeightsOverFootprint(b);
+      }
+      if (b.rss_before_bytes >= 0) {
+        j["models"].back()["rss_before_bytes"] = b.rss_before_bytes;
+        if (b.arena_bytes > 0) {
+          j["models"].back()["rss_growth_over_arena"] =
+              static_cast<double>(b.rss_peak_bytes - b.rss_before_bytes) / static_cast<double>(b.arena_bytes);
+        }
+      }
+    }
+    if (b.arena_bytes >= 0) {
+      j["models"].back()["arena_bytes"] = b.arena_bytes;
+      if (b.arena_bytes > 0) {
+        j["models"].back()["arena_outputs"] = {{"in_slot", b.arena_use.in_slot},
+                                               {"views_kept", b.arena_use.views_kept},
+                                               {"moved", b.arena_use.moved},
+                                               {"outside", b.arena_use.outside}};
+      } else {
+        j["models"].back()["no_arena"] = b.no_arena;
+      }
     }
     if (b.batch && b.median_ms > 0) {
       j["models"].back()["batch"] = *b.batch;

@@ -100,6 +100,8 @@ int64_t ProductOf(const std::vector<int64_t>& shape, int64_t begin, int64_t end)
 namespace {
 
 thread_local bool t_in_parallel = false;
+/// ParallelFor calls under way on this thread (InParallelFor).
+thread_local int t_parallel_for_depth = 0;
 constexpr int kMaxThreads = 256;
 
 int ReadNumThreads() {
@@ -274,8 +276,14 @@ void SetNumThreads(int n) {
   GetPool();
 }
 
+bool InParallelFor() { return t_parallel_for_depth > 0; }
+
 void ParallelFor(int64_t n, int64_t cost_per_item, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
+  struct Depth {
+    Depth() { ++t_parallel_for_depth; }
+    ~Depth() { --t_parallel_for_depth; }
+  } depth;
   const int64_t work = n * std::max<int64_t>(cost_per_item, 1);
   if (n < 2 || work < 32768 || NumThreads() < 2 || t_in_parallel) {
     fn(0, n);

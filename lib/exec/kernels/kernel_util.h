@@ -205,6 +205,10 @@ void SetNumThreads(int n);
 /// Runs inline when n * cost_per_item is small (< ~32k units) or when called from inside another
 /// ParallelFor. fn must be safe to call concurrently on disjoint ranges.
 void ParallelFor(int64_t n, int64_t cost_per_item, const std::function<void(int64_t, int64_t)>& fn);
+/// True on a thread inside a ParallelFor call (its body, inline or as one of the threads): the
+/// executor's arena offers its slots only outside them (exec/arena_allocator.h), so which tensors
+/// get a slot does not depend on the thread count.
+bool InParallelFor();
 
 // ---------------------------------------------------------------------------------------------
 // Matrix products (row-major, through BLAS).
