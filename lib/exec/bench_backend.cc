@@ -49,10 +49,8 @@ class CpuBackend : public BenchBackend {
     run_options.seed = options.seed;
     run_options.output_grads = options.output_grads;
     BenchRuns out;
-    const char* env = std::getenv("MEMOPT_ARENA");
-    auto arena = env != nullptr && std::string(env) == "0"
-                     ? Expected<std::shared_ptr<const ArenaPlan>>(InvalidInput("MEMOPT_ARENA=0"))
-                     : PlanRunArena(model, feeds);
+    auto arena = ArenaEnabled() ? PlanRunArena(model, feeds)
+                                : Expected<std::shared_ptr<const ArenaPlan>>(InvalidInput("MEMOPT_ARENA=0"));
     if (arena.ok()) {
       run_options.arena = *arena;
       out.arena_bytes = (*arena)->arena_bytes;

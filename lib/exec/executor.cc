@@ -110,16 +110,15 @@ class Run {
   ExecutionOrder order_;
 };
 
-/// MEMOPT_ARENA=1 (not 0, not empty).
-bool ArenaForEveryRun() {
+}  // namespace
+
+bool ArenaEnabled() {
   static const bool on = [] {
     const char* env = std::getenv("MEMOPT_ARENA");
-    return env != nullptr && env[0] != '\0' && std::strcmp(env, "0") != 0;
+    return env == nullptr || std::strcmp(env, "0") != 0;
   }();
   return on;
 }
-
-}  // namespace
 
 Status CheckSupported(const Graph& graph, const KernelRegistry& registry) {
   std::map<std::string, std::string> missing;  // op key -> first node
@@ -145,7 +144,7 @@ Expected<RunResult> Execute(const Model& model, const std::map<std::string, Tens
   try {
     const KernelRegistry& registry = options.registry != nullptr ? *options.registry : KernelRegistry::Cpu();
     RunOptions with_arena;
-    if (options.arena == nullptr && ArenaForEveryRun()) {
+    if (options.arena == nullptr && ArenaEnabled()) {
       auto plan = PlanRunArena(model, feeds, options.order);
       if (plan.ok()) {
         with_arena = options;

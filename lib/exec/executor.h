@@ -30,9 +30,9 @@ struct RunOptions {
   /// When set and planned for this run's order, the node outputs are allocated from one arena laid
   /// out ahead of time (PlanRunArena; exec/arena_allocator.h); a tensor it has no slot for, or the
   /// whole run when it is unset or planned for another order, from the buffer pool. Results and
-  /// the measured peak are the same either way. With MEMOPT_ARENA=1 in the environment, a run
-  /// without one plans its own (PlanRunArena), so that any caller, the test suite included, can
-  /// be run through the arena.
+  /// the measured peak are the same either way. Unset, a run plans its own (PlanRunArena) unless
+  /// MEMOPT_ARENA=0 (ArenaEnabled); where it cannot be planned (a dim unbound, a size unknown),
+  /// the pool serves the run.
   std::shared_ptr<const ArenaPlan> arena;
 };
 
@@ -60,6 +60,10 @@ Status CheckSupported(const Graph& graph, const KernelRegistry& registry);
 
 /// Reads an initializer's data (inline raw/typed data or external data file) into a Tensor.
 Expected<Tensor> ReadInitializer(const Model& model, ValueId value);
+
+/// False when MEMOPT_ARENA=0 is in the environment (runs use the buffer pool alone, for
+/// comparison); true otherwise: CPU runs allocate from a planned arena.
+bool ArenaEnabled();
 
 /// The arena of a run of `model` with `feeds` in `order` (empty: the default order, as for
 /// RunOptions::order), at the dims the fed inputs bind (DimsFromFeeds); an error naming why there
