@@ -1,5 +1,6 @@
 #include "exec/arena_allocator.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "exec/buffer_pool.h"
@@ -93,6 +94,30 @@ bool ArenaAllocator::SlotFree(ValueId v, const Node& node, const KernelContext& 
   return true;
 }
 
+namespace {
+
+/// memmove, with copies of 1 MiB or more between disjoint buffers split into 256 KiB pieces over
+/// the pool's threads (a view moved into its own slot is a whole activation's copy).
+void CopyBytes(void* dst, const void* src, size_t bytes) {
+  constexpr size_t kPiece = size_t{256} << 10;
+  auto* d = static_cast<std::byte*>(dst);
+  const auto* s = static_cast<const std::byte*>(src);
+  const bool disjoint = d + bytes <= s || s + bytes <= d;
+  if (bytes < 4 * kPiece || !disjoint) {
+    std::memmove(dst, src, bytes);
+    return;
+  }
+  const int64_t pieces = static_cast<int64_t>((bytes + kPiece - 1) / kPiece);
+  ParallelFor(pieces, static_cast<int64_t>(kPiece), [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      const size_t off = static_cast<size_t>(p) * kPiece;
+      std::memcpy(d + off, s + off, std::min(kPiece, bytes - off));
+    }
+  });
+}
+
+}  // namespace
+
 void ArenaAllocator::Settle(const Node& node, KernelContext& ctx) {
   for (size_t j = 0; j < node.outputs.size(); ++j) {
     const ValueId v = node.outputs[j];
@@ -118,7 +143,7 @@ void ArenaAllocator::Settle(const Node& node, KernelContext& ctx) {
       if (p >= q && p < q + in->bytes()) input_view = true;
     }
     if (has_slot && !input_view && SlotFree(v, node, ctx, j)) {
-      out = out.CopyInto(SlotBuffer(v));
+      out = out.CopyInto(SlotBuffer(v), CopyBytes);
       holder_[v] = v;
       ++use_.moved;
     } else if (in_arena) {

@@ -101,10 +101,16 @@ Tensor Tensor::Clone() const {
   return t;
 }
 
-Tensor Tensor::CopyInto(std::shared_ptr<std::byte[]> buffer) const {
+Tensor Tensor::CopyInto(std::shared_ptr<std::byte[]> buffer, void (*copy)(void*, const void*, size_t)) const {
   MEMOPT_CHECK(dtype_ != DataType::kString);
   Tensor t = Meta(dtype_, shape_);
-  if (bytes() > 0) std::memmove(buffer.get(), raw(), static_cast<size_t>(bytes()));
+  if (bytes() > 0) {
+    if (copy != nullptr) {
+      copy(buffer.get(), raw(), static_cast<size_t>(bytes()));
+    } else {
+      std::memmove(buffer.get(), raw(), static_cast<size_t>(bytes()));
+    }
+  }
   t.buffer_ = std::move(buffer);
   return t;
 }

@@ -55,8 +55,10 @@ class Tensor {
   /// Deep copy.
   Tensor Clone() const;
   /// The same elements in `buffer` (at least bytes() long and 64-byte aligned, e.g. a slot of
-  /// the executor's arena), which the new tensor holds. Not for string tensors.
-  Tensor CopyInto(std::shared_ptr<std::byte[]> buffer) const;
+  /// the executor's arena), which the new tensor holds. Not for string tensors. `copy` moves
+  /// the bytes (memmove when empty; the arena passes one that splits a large copy over threads).
+  Tensor CopyInto(std::shared_ptr<std::byte[]> buffer,
+                  void (*copy)(void* dst, const void* src, size_t bytes) = nullptr) const;
   /// Element i converted to double (any numeric type; float16/bfloat16 decoded).
   double GetAsDouble(int64_t i) const;
   /// Stores v into element i, converting (rounding half types, truncating ints as C++ casts).
