@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "exec/kernel.h"
+#include "exec/kernels/float_range.h"
 #include "exec/kernels/kernel_util.h"
 #include "exec/tensor.h"
 
@@ -34,32 +35,7 @@ Status UnsupportedDtype(const KernelContext& ctx, DataType t, const std::string&
 /// Copies the elements of a floating tensor, converted, into `out` (numel entries).
 template <typename C>
 void ConvertFloating(const Tensor& t, C* out) {
-  const int64_t n = t.numel();
-  switch (t.dtype()) {
-    case DataType::kFloat: {
-      const float* p = t.data<float>();
-      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(p[i]);
-      break;
-    }
-    case DataType::kDouble: {
-      const double* p = t.data<double>();
-      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(p[i]);
-      break;
-    }
-    case DataType::kFloat16: {
-      const Half* p = t.data<Half>();
-      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(Load(p[i]));
-      break;
-    }
-    case DataType::kBfloat16: {
-      const BFloat16* p = t.data<BFloat16>();
-      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(Load(p[i]));
-      break;
-    }
-    default:
-      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(t.GetAsDouble(i));
-      break;
-  }
+  ConvertRange(t, 0, t.numel(), out);
 }
 
 /// Read-only view of a tensor's elements as compute type C (no copy when the dtype is C).
@@ -99,33 +75,7 @@ class OutView {
     }
   }
   ~OutView() {
-    if (owned_.empty()) return;
-    const int64_t n = t_.numel();
-    switch (t_.dtype()) {
-      case DataType::kFloat: {
-        float* p = t_.data<float>();
-        for (int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(owned_[i]);
-        break;
-      }
-      case DataType::kDouble: {
-        double* p = t_.data<double>();
-        for (int64_t i = 0; i < n; ++i) p[i] = static_cast<double>(owned_[i]);
-        break;
-      }
-      case DataType::kFloat16: {
-        Half* p = t_.data<Half>();
-        for (int64_t i = 0; i < n; ++i) p[i] = StoreAs<Half>(owned_[i]);
-        break;
-      }
-      case DataType::kBfloat16: {
-        BFloat16* p = t_.data<BFloat16>();
-        for (int64_t i = 0; i < n; ++i) p[i] = StoreAs<BFloat16>(owned_[i]);
-        break;
-      }
-      default:
-        for (int64_t i = 0; i < n; ++i) t_.SetFromDouble(i, static_cast<double>(owned_[i]));
-        break;
-    }
+    if (!owned_.empty()) StoreRange(owned_.data(), t_.numel(), t_, 0);
   }
   OutView(const OutView&) = delete;
   OutView& operator=(const OutView&) = delete;

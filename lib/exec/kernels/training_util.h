@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "exec/kernel.h"
+#include "exec/kernels/float_range.h"
 #include "exec/philox.h"
 #include "exec/tensor.h"
 #include "util/half.h"
@@ -52,63 +53,13 @@ constexpr DataType ComputeDataType() {
 /// Converts the elements of any numeric tensor to C (float16/bfloat16 decoded).
 template <typename C>
 void ConvertToCompute(const Tensor& t, C* out) {
-  const int64_t n = t.numel();
-  switch (t.dtype()) {
-    case DataType::kFloat: {
-      const float* p = t.data<float>();
-      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(p[i]);
-      return;
-    }
-    case DataType::kDouble: {
-      const double* p = t.data<double>();
-      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(p[i]);
-      return;
-    }
-    case DataType::kFloat16: {
-      const uint16_t* p = t.data<uint16_t>();
-      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(Float16ToFloat(p[i]));
-      return;
-    }
-    case DataType::kBfloat16: {
-      const uint16_t* p = t.data<uint16_t>();
-      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(Bfloat16ToFloat(p[i]));
-      return;
-    }
-    default:
-      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(t.GetAsDouble(i));
-      return;
-  }
+  ConvertRange(t, 0, t.numel(), out);
 }
 
 /// Stores C values into a float-typed tensor, rounding for float16/bfloat16.
 template <typename C>
 void StoreFromCompute(const C* in, Tensor& t) {
-  const int64_t n = t.numel();
-  switch (t.dtype()) {
-    case DataType::kFloat: {
-      float* p = t.data<float>();
-      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(in[i]);
-      return;
-    }
-    case DataType::kDouble: {
-      double* p = t.data<double>();
-      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<double>(in[i]);
-      return;
-    }
-    case DataType::kFloat16: {
-      uint16_t* p = t.data<uint16_t>();
-      for (int64_t i = 0; i < n; ++i) p[i] = FloatToFloat16(static_cast<float>(in[i]));
-      return;
-    }
-    case DataType::kBfloat16: {
-      uint16_t* p = t.data<uint16_t>();
-      for (int64_t i = 0; i < n; ++i) p[i] = FloatToBfloat16(static_cast<float>(in[i]));
-      return;
-    }
-    default:
-      for (int64_t i = 0; i < n; ++i) t.SetFromDouble(i, static_cast<double>(in[i]));
-      return;
-  }
+  StoreRange(in, t.numel(), t, 0);
 }
 
 /// Read access to a tensor as C values: points at the tensor's data when its type is C, otherwise

@@ -7,6 +7,7 @@
 
 #include "exec/kernels/training_test_expected.h"
 #include "helpers/training_test_util.h"
+#include "util/half.h"
 
 namespace memopt::testing {
 namespace {
@@ -115,6 +116,36 @@ TEST_CASE("SliceGrad places dY in the slice region (negative steps, clamped ends
   auto r = mismatch.Run();
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().message().find("does not match the slice") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace memopt::testing
+
+namespace memopt::testing {
+namespace {
+
+TEST_CASE("GatherGrad in float16 and bfloat16 rounds the float sums once", "[training][kernels]") {
+  // 40 rows of 6 from 25 sources with repeats; values exact in both 16-bit types, so the 16-bit
+  // result must be the float32 result rounded (the same sums, in the same order, in float).
+  std::vector<int64_t> idx(25);
+  for (size_t j = 0; j < idx.size(); ++j) idx[j] = static_cast<int64_t>((j * 7) % 13) - (j % 3 == 0 ? 13 : 0);
+  std::vector<double> dy(25 * 6);
+  for (size_t i = 0; i < dy.size(); ++i) dy[i] = static_cast<double>(static_cast<int>(i * 37 % 61) - 30) / 8.0;
+  auto run = [&](DataType t) {
+    KernelCall call(kMs, "GatherGrad");
+    call.Input(I64({2}, {40, 6})).Input(I64({25}, idx)).Input(MakeTensor(t, {25, 6}, dy)).Int("axis", 0);
+    return MustRun(call)[0];
+  };
+  const Tensor f = run(DataType::kFloat);
+  for (DataType t : {DataType::kFloat16, DataType::kBfloat16}) {
+    const Tensor h = run(t);
+    REQUIRE(h.dtype() == t);
+    REQUIRE(h.shape() == f.shape());
+    for (int64_t i = 0; i < f.numel(); ++i) {
+      const float v = f.data<float>()[i];
+      CHECK(h.data<uint16_t>()[i] == (t == DataType::kFloat16 ? FloatToFloat16(v) : FloatToBfloat16(v)));
+    }
+  }
 }
 
 }  // namespace

@@ -103,7 +103,8 @@ float LogSumExpRow(const float* x, int64_t n, float* buf) {
 
 /// Softmax cross entropy: log_prob = log_softmax over axis 1 (written to output 1 when wanted or
 /// `always_log_prob`), then NLL. Only the per-position log-sum-exp is kept when log_prob is not
-/// wanted.
+/// wanted. Scores are read a class row (or, strided, a block of positions) at a time, so float16
+/// logits are not copied to float whole (exec/kernels/float_range.h).
 Status SoftmaxCrossEntropy(KernelContext& ctx, const LossSpec& spec, bool always_log_prob) {
   MEMOPT_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ScoresShape(ctx));
   const Tensor& scores = ctx.input(0);
@@ -112,43 +113,77 @@ Status SoftmaxCrossEntropy(KernelContext& ctx, const LossSpec& spec, bool always
   const bool want_lp = always_log_prob ? ctx.outputs.size() > 1 : ctx.output_wanted(1);
   return DispatchCompute(ctx, scores.dtype(), [&](auto tag) -> Status {
     using C = typename decltype(tag)::type;
-    InView<C> sv(scores);
-    const C* xp = sv.data();
     std::vector<C> lse(static_cast<size_t>(n * d));
-    ParallelFor(n * d, 2 * c, [&](int64_t begin, int64_t end) {
-      if constexpr (std::is_same_v<C, float>) {
-        if (d == 1) {  // contiguous class rows: vectorised exp (exec/math/vector_math.h)
-          std::vector<float> row(static_cast<size_t>(c));
-          for (int64_t r = begin; r < end; ++r) lse[static_cast<size_t>(r)] = LogSumExpRow(xp + r * c, c, row.data());
-          return;
+    const int64_t span = BlockPositions(c, d);
+    if (d == 1) {
+      ParallelFor(n, 2 * c, [&](int64_t begin, int64_t end) {
+        std::vector<C> in(static_cast<size_t>(c)), buf(static_cast<size_t>(c));
+        for (int64_t r = begin; r < end; ++r) {
+          const C* x = ReadRange<C>(scores, r * c, c, in.data());
+          if constexpr (std::is_same_v<C, float>) {  // vectorised exp (exec/math/vector_math.h)
+            lse[static_cast<size_t>(r)] = LogSumExpRow(x, c, buf.data());
+          } else {
+            C mx = -std::numeric_limits<C>::infinity();
+            for (int64_t k = 0; k < c; ++k) mx = std::max(mx, x[k]);
+            if (std::isinf(mx)) mx = 0;
+            C sum = 0;
+            for (int64_t k = 0; k < c; ++k) sum += std::exp(x[k] - mx);
+            lse[static_cast<size_t>(r)] = mx + std::log(sum);
+          }
         }
-      }
-      for (int64_t r = begin; r < end; ++r) {
-        const int64_t b = r / d, j = r % d;
-        const C* x = xp + b * c * d + j;
-        C mx = -std::numeric_limits<C>::infinity();
-        for (int64_t k = 0; k < c; ++k) mx = std::max(mx, x[k * d]);
-        if (std::isinf(mx)) mx = 0;
-        C sum = 0;
-        for (int64_t k = 0; k < c; ++k) sum += std::exp(x[k * d] - mx);
-        lse[r] = mx + std::log(sum);
-      }
-    });
-    MEMOPT_RETURN_IF_ERROR(Nll(
-        ctx, spec, [&](int64_t b, int64_t y, int64_t j) { return xp[(b * c + y) * d + j] - lse[b * d + j]; }, n, c, d));
-    if (want_lp) {
-      ctx.outputs[1] = Tensor::Uninitialized(lp_type, shape);  // every element is written
-      OutView<C> ov(ctx.outputs[1]);
-      C* lp = ov.data();
-      ParallelFor(n, c * d, [&](int64_t begin, int64_t end) {
-        for (int64_t b = begin; b < end; ++b)
-          for (int64_t k = 0; k < c; ++k)
-            for (int64_t j = 0; j < d; ++j) {
-              const int64_t i = (b * c + k) * d + j;
-              lp[i] = xp[i] - lse[b * d + j];
+      });
+    } else {
+      ParallelFor(n, 2 * c * d, [&](int64_t begin, int64_t end) {
+        std::vector<C> block(static_cast<size_t>(c * span));
+        for (int64_t b = begin; b < end; ++b) {
+          for (int64_t j0 = 0; j0 < d; j0 += span) {
+            const int64_t len = std::min(span, d - j0);
+            ConvertBlock(scores, b * c * d + j0, c, d, len, block.data());
+            for (int64_t jj = 0; jj < len; ++jj) {
+              C mx = -std::numeric_limits<C>::infinity();
+              for (int64_t k = 0; k < c; ++k) mx = std::max(mx, block[k * len + jj]);
+              if (std::isinf(mx)) mx = 0;
+              C sum = 0;
+              for (int64_t k = 0; k < c; ++k) sum += std::exp(block[k * len + jj] - mx);
+              lse[static_cast<size_t>(b * d + j0 + jj)] = mx + std::log(sum);
             }
+          }
+        }
       });
     }
+    MEMOPT_RETURN_IF_ERROR(Nll(
+        ctx, spec,
+        [&](int64_t b, int64_t y, int64_t j) {
+          return static_cast<C>(scores.GetAsDouble((b * c + y) * d + j)) - lse[b * d + j];
+        },
+        n, c, d));
+    if (!want_lp) return Status::Ok();
+    ctx.outputs[1] = Tensor::Uninitialized(lp_type, shape);  // every element is written
+    Tensor& lp = ctx.outputs[1];
+    const bool in_place = StoredAs<C>(lp);
+    ParallelFor(n, c * d, [&](int64_t begin, int64_t end) {
+      std::vector<C> in(static_cast<size_t>(d == 1 ? c : c * span)), out(in.size());
+      for (int64_t b = begin; b < end; ++b) {
+        if (d == 1) {
+          const C* x = ReadRange<C>(scores, b * c, c, in.data());
+          C* y = in_place ? lp.data<C>() + b * c : out.data();
+          const C l = lse[static_cast<size_t>(b)];
+          for (int64_t k = 0; k < c; ++k) y[k] = x[k] - l;
+          if (!in_place) StoreRange(y, c, lp, b * c);
+          continue;
+        }
+        for (int64_t j0 = 0; j0 < d; j0 += span) {
+          const int64_t len = std::min(span, d - j0);
+          ConvertBlock(scores, b * c * d + j0, c, d, len, in.data());
+          for (int64_t k = 0; k < c; ++k) {
+            for (int64_t jj = 0; jj < len; ++jj) {
+              out[k * len + jj] = in[k * len + jj] - lse[static_cast<size_t>(b * d + j0 + jj)];
+            }
+            StoreRange(out.data() + k * len, len, lp, (b * c + k) * d + j0);
+          }
+        }
+      }
+    });
     return Status::Ok();
   });
 }

@@ -137,6 +137,50 @@ g (float[1,2] s, int64[1] l) => (float loss) { loss = SoftmaxCrossEntropyLoss (s
   CHECK(result.status().message().find("label 5") != std::string::npos);
 }
 
+TEST_CASE("SoftmaxCrossEntropyLossInternal in float16: the float results rounded, rows and strided blocks",
+          "[exec][kernels][math]") {
+  // Scores exact in float16, so the float16 run computes what the float32 run does; [N, C, D]
+  // with C x D past one block (blocks of 65536 / C positions).
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{6, 900}, std::vector<int64_t>{2, 300, 260}}) {
+    const int64_t n = shape[0], c = shape[1], d = shape.size() > 2 ? shape[2] : 1;
+    std::vector<double> s(static_cast<size_t>(n * c * d)), labels(static_cast<size_t>(n * d));
+    for (size_t i = 0; i < s.size(); ++i) s[i] = static_cast<double>(static_cast<int>(i * 37 % 201) - 100) / 16.0;
+    for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<double>(i * 11 % static_cast<size_t>(c));
+    std::vector<int64_t> label_shape = {n};
+    if (d > 1) label_shape.push_back(d);
+    auto run = [&](const char* type, DataType t) {
+      std::string dims = std::to_string(n) + "," + std::to_string(c) + (d > 1 ? "," + std::to_string(d) : "");
+      std::string ldims = std::to_string(n) + (d > 1 ? "," + std::to_string(d) : "");
+      return RunText(std::string(R"(<ir_version: 8, opset_import: ["" : 13, "com.microsoft" : 1]>
+g ()") + type + "[" + dims + "] s, int64[" + ldims + "] l) => (" + type + " loss, " + type + "[" + dims + R"(] lp) {
+  loss, lp = com.microsoft.SoftmaxCrossEntropyLossInternal <reduction: string = "sum"> (s, l)
+})",
+                     {{"s", Make(t, shape, s)}, {"l", I64(label_shape, labels)}});
+    };
+    const auto f = run("float", DataType::kFloat);
+    const auto h = run("float16", DataType::kFloat16);
+    const Tensor& lpf = f.at("lp");
+    const Tensor& lph = h.at("lp");
+    // float32 against the definition: lp = s - log sum_k exp(s[b, k, j]), in double.
+    double worst = 0;
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t j = 0; j < d; ++j) {
+        double sum = 0;
+        for (int64_t k = 0; k < c; ++k) sum += std::exp(s[static_cast<size_t>((b * c + k) * d + j)]);
+        for (int64_t k = 0; k < c; ++k) {
+          const size_t i = static_cast<size_t>((b * c + k) * d + j);
+          worst = std::max(worst, std::fabs(lpf.data<float>()[i] - (s[i] - std::log(sum))));
+        }
+      }
+    CHECK(worst < 1e-5);
+    REQUIRE(lph.dtype() == DataType::kFloat16);
+    int64_t differ = 0;
+    for (int64_t i = 0; i < lpf.numel(); ++i) differ += lph.data<uint16_t>()[i] != FloatToFloat16(lpf.data<float>()[i]);
+    CHECK(differ == 0);
+    CHECK(h.at("loss").data<uint16_t>()[0] == FloatToFloat16(f.at("loss").data<float>()[0]));
+  }
+}
+
 }  // namespace
 }  // namespace memopt::math::testing
 

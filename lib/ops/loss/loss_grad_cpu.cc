@@ -6,6 +6,7 @@
 //   d_loss = dY*w/W (mean), dY*w (sum, dY scalar), dY[n,d]*w (none)
 //   d_logits[n,c,d] = d_loss[n,d] * (exp(log_prob[n,c,d]) - [c == label[n,d]]) (+ bias)
 // When every label is ignored under "mean" (W = 0) the gradient is 0 (torch does the same).
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <type_traits>
@@ -98,40 +99,56 @@ Status SceLossGradImpl(KernelContext& ctx, bool internal) {
   ctx.outputs[0] = Tensor::Uninitialized(out_type, lp.shape());  // every element is written
   const DataType compute = (out_type == DataType::kDouble || lp.dtype() == DataType::kDouble) ? DataType::kDouble
                                                                                                 : DataType::kFloat;
+  // log_prob (and bias) are read, and d_logits written, one class row (strided: one block of
+  // positions) at a time, so float16 logits are not copied to float whole.
+  Tensor& out = ctx.outputs[0];
   return DispatchCompute(ctx, compute, [&]<typename C>() -> Status {
     FloatIn<C> g(dy);
-    FloatIn<C> logp(lp);
-    FloatOut<C> out(ctx.outputs[0]);
-    std::vector<C> bias;
-    if (has_bias) {
-      bias.resize(static_cast<size_t>(lp.numel()));
-      ConvertToCompute(ctx.input(5), bias.data());
-    }
+    const Tensor* bias = has_bias ? &ctx.input(5) : nullptr;
     const int reduce = reduction == "none" ? 0 : (reduction == "sum" ? 1 : 2);
+    const int64_t span = BlockPositions(classes, inner);
+    const bool in_place = inner == 1 && StoredAs<C>(out);
     ParallelFor(n, 4 * classes * inner, [&](int64_t begin, int64_t end) {
+      const size_t block = static_cast<size_t>(classes * span);
+      std::vector<C> logp(block), staged(in_place ? 0 : block), bias_block(bias ? block : 0);
       for (int64_t b = begin; b < end; ++b) {
-        if constexpr (std::is_same_v<C, float>) {
-          // Contiguous class rows: the exponentials first, vectorised (exec/math/vector_math.h).
-          if (inner == 1) math::ExpArray(logp.data() + b * classes, out.data() + b * classes, classes);
-        }
-        for (int64_t d = 0; d < inner; ++d) {
-          const size_t li = static_cast<size_t>(b * inner + d);
-          double dl;
-          if (reduce == 0) {
-            dl = static_cast<double>(g[static_cast<int64_t>(li)]) * w[li];
-          } else if (reduce == 1) {
-            dl = static_cast<double>(g[0]) * w[li];
+        for (int64_t j0 = 0; j0 < inner; j0 += span) {
+          const int64_t len = std::min(span, inner - j0);
+          const int64_t base = b * classes * inner + j0;
+          const C* lp_block = logp.data();
+          if (inner == 1) {
+            lp_block = ReadRange<C>(lp, base, classes, logp.data());
           } else {
-            dl = wsum == 0 ? 0.0 : static_cast<double>(g[0]) * w[li] / wsum;
+            ConvertBlock(lp, base, classes, inner, len, logp.data());
           }
-          const C dlc = static_cast<C>(dl);
+          if (bias) ConvertBlock(*bias, base, classes, inner, len, bias_block.data());
+          C* o = in_place ? out.data<C>() + base : staged.data();
           const bool exp_done = std::is_same_v<C, float> && inner == 1;
-          for (int64_t c = 0; c < classes; ++c) {
-            const int64_t k = (b * classes + c) * inner + d;
-            const C e = exp_done ? out[k] : std::exp(logp[k]);
-            C v = dlc * (e - (c == labels[li] ? C(1) : C(0)));
-            if (has_bias) v += bias[static_cast<size_t>(k)];
-            out[k] = v;
+          if constexpr (std::is_same_v<C, float>) {
+            // Contiguous class rows: the exponentials first, vectorised (exec/math/vector_math.h).
+            if (inner == 1) math::ExpArray(lp_block, o, classes);
+          }
+          for (int64_t jj = 0; jj < len; ++jj) {
+            const size_t li = static_cast<size_t>(b * inner + j0 + jj);
+            double dl;
+            if (reduce == 0) {
+              dl = static_cast<double>(g[static_cast<int64_t>(li)]) * w[li];
+            } else if (reduce == 1) {
+              dl = static_cast<double>(g[0]) * w[li];
+            } else {
+              dl = wsum == 0 ? 0.0 : static_cast<double>(g[0]) * w[li] / wsum;
+            }
+            const C dlc = static_cast<C>(dl);
+            for (int64_t c = 0; c < classes; ++c) {
+              const int64_t k = c * len + jj;
+              const C e = exp_done ? o[k] : std::exp(lp_block[k]);
+              C v = dlc * (e - (c == labels[li] ? C(1) : C(0)));
+              if (bias) v += bias_block[static_cast<size_t>(k)];
+              o[k] = v;
+            }
+          }
+          if (!in_place) {
+            for (int64_t c = 0; c < classes; ++c) StoreRange(o + c * len, len, out, base + c * inner);
           }
         }
       }

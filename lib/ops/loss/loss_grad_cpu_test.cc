@@ -6,6 +6,7 @@
 
 #include "exec/kernels/training_test_expected.h"
 #include "helpers/training_test_util.h"
+#include "util/half.h"
 
 namespace memopt::testing {
 namespace {
@@ -90,6 +91,50 @@ TEST_CASE("SoftmaxCrossEntropyLossGrad reports bad labels", "[training][kernels]
   KernelCall shape(kMs, "SoftmaxCrossEntropyLossGrad");
   shape.Input(F32({}, {1.0})).Input(F32({3, 4}, ex::kSceLogProb)).Input(I64({2}, {0, 1}));
   REQUIRE_FALSE(shape.Run().ok());
+}
+
+}  // namespace
+}  // namespace memopt::testing
+
+namespace memopt::testing {
+namespace {
+
+TEST_CASE("SoftmaxCrossEntropyLossInternalGrad in float16: the float result rounded, rows and strided blocks",
+          "[training][kernels]") {
+  // [N, C] rows and [N, C, D] with C x D past one block (blocks of 65536 / C positions).
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{5, 700}, std::vector<int64_t>{2, 300, 260}}) {
+    const int64_t n = shape[0], c = shape[1], d = shape.size() > 2 ? shape[2] : 1;
+    std::vector<double> lp(static_cast<size_t>(n * c * d)), bias(lp.size());
+    for (size_t i = 0; i < lp.size(); ++i) {
+      lp[i] = -static_cast<double>(i * 37 % 97) / 16.0;
+      bias[i] = static_cast<double>(static_cast<int>(i % 7) - 3) / 64.0;
+    }
+    std::vector<int64_t> labels(static_cast<size_t>(n * d));
+    for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<int64_t>(i * 11 % static_cast<size_t>(c));
+    std::vector<int64_t> label_shape = {n};
+    if (d > 1) label_shape.push_back(d);
+    auto run = [&](DataType t) {
+      KernelCall call(kMs, "SoftmaxCrossEntropyLossInternalGrad");
+      call.Input(MakeTensor(t, {}, {0.5})).Input(MakeTensor(t, shape, lp)).Input(I64(label_shape, labels));
+      call.Input(std::nullopt).Input(std::nullopt).Input(MakeTensor(t, shape, bias)).String("reduction", "sum");
+      return MustRun(call)[0];
+    };
+    const Tensor f = run(DataType::kFloat), h = run(DataType::kFloat16);
+    // float32 against the definition: 0.5 (exp(lp) - [class == label]) + bias.
+    double worst = 0;
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t k = 0; k < c; ++k)
+        for (int64_t j = 0; j < d; ++j) {
+          const size_t i = static_cast<size_t>((b * c + k) * d + j);
+          const double want = 0.5 * (std::exp(lp[i]) - (labels[static_cast<size_t>(b * d + j)] == k ? 1 : 0)) + bias[i];
+          worst = std::max(worst, std::fabs(f.data<float>()[i] - want));
+        }
+    CHECK(worst < 1e-6);
+    REQUIRE(h.dtype() == DataType::kFloat16);
+    int64_t differ = 0;
+    for (int64_t i = 0; i < f.numel(); ++i) differ += h.data<uint16_t>()[i] != FloatToFloat16(f.data<float>()[i]);
+    CHECK(differ == 0);
+  }
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // Gemm: Y = alpha * op(A) * op(B) + beta * C, C broadcast to [M, N] (unidirectional).
+// float16/bfloat16 run in float one output tile at a time (exec/kernels/half_gemm.h).
 #include "exec/kernels/gemm_nt.h"
+#include "exec/kernels/half_gemm.h"
 #include "exec/kernels/math_util.h"
 #include "ir/op_registry.h"
 
@@ -63,6 +65,20 @@ Status Gemm(KernelContext& ctx) {
   Tensor& y = ctx.outputs[0];
   const int64_t lda = a.dim(1), ldb = b.dim(1);
 
+  if (a.dtype() == DataType::kFloat16 || a.dtype() == DataType::kBfloat16) {
+    HalfTileInit init;
+    if (beta != 0.0) {
+      init = [&](int64_t i0, int64_t j0, int64_t rows, int64_t cols, float* tile, int64_t ld) {
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t col = 0; col < cols; ++col)
+            tile[r * ld + col] = static_cast<float>(beta * c->GetAsDouble((i0 + r) * cs[0] + (j0 + col) * cs[1]));
+      };
+    }
+    const int64_t zero = 0;
+    HalfBatchedGemm(a.dtype(), d.m, d.n, d.k, static_cast<float>(alpha), {a.data<uint16_t>(), &zero, lda, d.trans_a},
+                    {b.data<uint16_t>(), &zero, ldb, d.trans_b}, 1, y.data<uint16_t>(), init);
+    return Status::Ok();
+  }
   if (IsFloatFamily(a.dtype())) {
     return DispatchCompute(ctx, a.dtype(), [&](auto tag) -> Status {
       using C = typename decltype(tag)::type;

@@ -3,11 +3,14 @@
 // All three share one batched product planned by exec/kernels/matmul_plan.h (also used by the
 // CUDA wrappers), which covers transA/transB and FusedMatMul's transBatch layouts without copying.
 // Float batches of small products with B transposed run on exec/kernels/small_gemm.h, others on
-// BLAS (whose small-matrix path is as fast for untransposed operands).
+// BLAS (whose small-matrix path is as fast for untransposed operands). float16/bfloat16 products
+// run in float one output tile at a time (exec/kernels/half_gemm.h), not on float copies of the
+// whole operands.
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
 
+#include "exec/kernels/half_gemm.h"
 #include "exec/kernels/math_util.h"
 #include "exec/kernels/matmul_plan.h"
 #include "exec/kernels/small_gemm.h"
@@ -61,6 +64,22 @@ void RunFloat(const Plan& p, const C* a, const C* b, C alpha, C* y) {
   });
 }
 
+/// float16/bfloat16: tile by tile in float (half_gemm.h); stacked A entries sharing one B as one
+/// product, as RunFloat does.
+void RunHalf(const Plan& p, DataType dtype, const uint16_t* a, const uint16_t* b, float alpha, uint16_t* y) {
+  const int64_t count = static_cast<int64_t>(p.a_off.size());
+  const bool b_shared = std::all_of(p.b_off.begin(), p.b_off.end(), [](int64_t o) { return o == 0; });
+  const bool a_stacked =
+      !p.a.trans && p.a.ld == p.k && p.a.batch_stride == p.m * p.k && NumElements(p.a.batch) == count;
+  HalfOperand ha{a, p.a_off.data(), p.a.ld, p.a.trans};
+  HalfOperand hb{b, p.b_off.data(), p.b.ld, p.b.trans};
+  if (count > 1 && b_shared && a_stacked) {
+    HalfBatchedGemm(dtype, count * p.m, p.n, p.k, alpha, ha, hb, 1, y);
+    return;
+  }
+  HalfBatchedGemm(dtype, p.m, p.n, p.k, alpha, ha, hb, count, y);
+}
+
 /// Plain loops for integer MatMul and MatMulInteger: y = sum_k (a - za) * (b - zb).
 template <typename TA, typename TB, typename TY, typename ZA, typename ZB>
 void RunLoops(const Plan& p, const TA* a, const TB* b, TY* y, ZA za, ZB zb) {
@@ -95,6 +114,10 @@ Status MatMulCommon(KernelContext& ctx, bool trans_a, bool trans_b, bool trans_b
   MEMOPT_ASSIGN_OR_RETURN(Plan p, MakePlan(ctx, a, b, trans_a, trans_b, trans_batch_a, trans_batch_b));
   ctx.outputs[0] = Tensor::Uninitialized(a.dtype(), p.out_shape);  // every product writes its block
   Tensor& y = ctx.outputs[0];
+  if (a.dtype() == DataType::kFloat16 || a.dtype() == DataType::kBfloat16) {
+    RunHalf(p, a.dtype(), a.data<uint16_t>(), b.data<uint16_t>(), static_cast<float>(alpha), y.data<uint16_t>());
+    return Status::Ok();
+  }
   if (IsFloatFamily(a.dtype())) {
     return DispatchCompute(ctx, a.dtype(), [&](auto tag) -> Status {
       using C = typename decltype(tag)::type;

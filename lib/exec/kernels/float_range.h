@@ -1,0 +1,114 @@
+// A range of a tensor's elements as float or double compute values, and back.
+//
+// Kernels compute float16/bfloat16 tensors in float. Converting a whole tensor first holds a float
+// copy of it, twice its size, outside the planned arena (a vocabulary's logits or embedding
+// gradient: hundreds of MB); kernels that work row by row read and write one row (or block) at a
+// time instead, into a small buffer. The 16-bit conversions to and from float are vectorised
+// (exec/math/half_rows.h) and give util/half.h's bits.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "exec/math/half_rows.h"
+#include "exec/tensor.h"
+#include "util/half.h"
+
+namespace memopt {
+
+/// Elements [begin, begin + n) of any numeric tensor converted to C (float16/bfloat16 decoded).
+template <typename C>
+void ConvertRange(const Tensor& t, int64_t begin, int64_t n, C* out) {
+  switch (t.dtype()) {
+    case DataType::kFloat: {
+      const float* p = t.data<float>() + begin;
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(p[i]);
+      return;
+    }
+    case DataType::kDouble: {
+      const double* p = t.data<double>() + begin;
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(p[i]);
+      return;
+    }
+    case DataType::kFloat16:
+    case DataType::kBfloat16: {
+      const uint16_t* p = t.data<uint16_t>() + begin;
+      const bool half = t.dtype() == DataType::kFloat16;
+      if constexpr (std::is_same_v<C, float>) {
+        half ? math::HalfToFloatArray(p, out, n) : math::Bfloat16ToFloatArray(p, out, n);
+      } else {
+        for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(half ? Float16ToFloat(p[i]) : Bfloat16ToFloat(p[i]));
+      }
+      return;
+    }
+    default:
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(t.GetAsDouble(begin + i));
+      return;
+  }
+}
+
+/// Stores n values of C into elements [begin, begin + n) of t, rounding to float16/bfloat16 (a
+/// double goes through float first), converting as C++ casts for other types.
+template <typename C>
+void StoreRange(const C* in, int64_t n, Tensor& t, int64_t begin) {
+  switch (t.dtype()) {
+    case DataType::kFloat: {
+      float* p = t.data<float>() + begin;
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(in[i]);
+      return;
+    }
+    case DataType::kDouble: {
+      double* p = t.data<double>() + begin;
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<double>(in[i]);
+      return;
+    }
+    case DataType::kFloat16:
+    case DataType::kBfloat16: {
+      uint16_t* p = t.data<uint16_t>() + begin;
+      const bool half = t.dtype() == DataType::kFloat16;
+      if constexpr (std::is_same_v<C, float>) {
+        half ? math::FloatToHalfArray(in, p, n) : math::FloatToBfloat16Array(in, p, n);
+      } else {
+        for (int64_t i = 0; i < n; ++i) {
+          const float f = static_cast<float>(in[i]);
+          p[i] = half ? FloatToFloat16(f) : FloatToBfloat16(f);
+        }
+      }
+      return;
+    }
+    default:
+      for (int64_t i = 0; i < n; ++i) t.SetFromDouble(begin + i, static_cast<double>(in[i]));
+      return;
+  }
+}
+
+/// Elements [begin, begin + n) as C: a pointer into t when its elements are C, else converted
+/// into `buf` (room for n) and `buf`.
+template <typename C>
+const C* ReadRange(const Tensor& t, int64_t begin, int64_t n, C* buf) {
+  if (t.dtype() == (std::is_same_v<C, float> ? DataType::kFloat : DataType::kDouble)) return t.data<C>() + begin;
+  ConvertRange(t, begin, n, buf);
+  return buf;
+}
+
+/// block[r * len + jj] = t[base + r * stride + jj] as C, for r < rows and jj < len: `len`
+/// positions of `rows` strided rows (a loss's classes over [N, C, D] scores).
+template <typename C>
+void ConvertBlock(const Tensor& t, int64_t base, int64_t rows, int64_t stride, int64_t len, C* block) {
+  for (int64_t r = 0; r < rows; ++r) ConvertRange(t, base + r * stride, len, block + r * len);
+}
+
+/// Positions per block for ConvertBlock over `rows` rows of `d`: the block holds about 64K values
+/// at most (at least one position, at most d).
+inline int64_t BlockPositions(int64_t rows, int64_t d) {
+  const int64_t fit = int64_t{65536} / (rows > 1 ? rows : 1);
+  return fit < 1 ? 1 : (fit > d ? d : fit);
+}
+
+/// Whether t's elements are C (a kernel may then read and write them in place).
+template <typename C>
+bool StoredAs(const Tensor& t) {
+  return t.dtype() == (std::is_same_v<C, float> ? DataType::kFloat : DataType::kDouble);
+}
+
+}  // namespace memopt
