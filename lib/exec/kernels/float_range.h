@@ -105,6 +105,41 @@ inline int64_t BlockPositions(int64_t rows, int64_t d) {
   return fit < 1 ? 1 : (fit > d ? d : fit);
 }
 
+/// n elements of t from `base`, `stride` apart, as C: a pointer into t when they are contiguous C
+/// values, else gathered into `buf` (room for n) and `buf`.
+template <typename C>
+const C* ReadStrided(const Tensor& t, int64_t base, int64_t stride, int64_t n, C* buf) {
+  if (stride == 1) return ReadRange(t, base, n, buf);
+  switch (t.dtype()) {
+    case DataType::kFloat:
+      for (int64_t i = 0; i < n; ++i) buf[i] = static_cast<C>(t.data<float>()[base + i * stride]);
+      break;
+    case DataType::kDouble:
+      for (int64_t i = 0; i < n; ++i) buf[i] = static_cast<C>(t.data<double>()[base + i * stride]);
+      break;
+    case DataType::kFloat16:
+      for (int64_t i = 0; i < n; ++i) buf[i] = static_cast<C>(Float16ToFloat(t.data<uint16_t>()[base + i * stride]));
+      break;
+    case DataType::kBfloat16:
+      for (int64_t i = 0; i < n; ++i) buf[i] = static_cast<C>(Bfloat16ToFloat(t.data<uint16_t>()[base + i * stride]));
+      break;
+    default:
+      for (int64_t i = 0; i < n; ++i) buf[i] = static_cast<C>(t.GetAsDouble(base + i * stride));
+      break;
+  }
+  return buf;
+}
+
+/// Stores n values into elements base, base + stride, ... of t (rounding as StoreRange).
+template <typename C>
+void StoreStrided(const C* in, int64_t n, Tensor& t, int64_t base, int64_t stride) {
+  if (stride == 1) {
+    StoreRange(in, n, t, base);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) StoreRange(in + i, 1, t, base + i * stride);
+}
+
 /// Whether t's elements are C (a kernel may then read and write them in place).
 template <typename C>
 bool StoredAs(const Tensor& t) {

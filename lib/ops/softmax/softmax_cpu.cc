@@ -108,25 +108,63 @@ Status SoftmaxFamily(KernelContext& ctx) {
   const int64_t axis = ctx.node->GetInt("axis", coerce ? 1 : -1);
   MEMOPT_ASSIGN_OR_RETURN(AxisView v, ViewAt(ctx, x, coerce, axis));
   ctx.outputs[0] = Tensor::Uninitialized(x.dtype(), x.shape());  // every row is written
+  Tensor& y = ctx.outputs[0];
   return DispatchCompute(ctx, x.dtype(), [&](auto tag) -> Status {
     using C = typename decltype(tag)::type;
-    InView<C> xv(x);
-    OutView<C> yv(ctx.outputs[0]);
-    const C* xp = xv.data();
-    C* yp = yv.data();
-    if constexpr (std::is_same_v<C, float>) {
-      if (v.inner == 1 && kKind != Kind::kHardmax) {  // contiguous rows: many per call
-        ParallelFor(v.outer, 3 * v.n, [&](int64_t begin, int64_t end) {
-          SoftmaxRows(xp + begin * v.n, yp + begin * v.n, end - begin, v.n, kKind == Kind::kLogSoftmax);
-        });
-        return Status::Ok();
+    if (StoredAs<C>(x)) {  // float or double: in place
+      const C* xp = x.data<C>();
+      C* yp = y.data<C>();
+      if constexpr (std::is_same_v<C, float>) {
+        if (v.inner == 1 && kKind != Kind::kHardmax) {  // contiguous rows: many per call
+          ParallelFor(v.outer, 3 * v.n, [&](int64_t begin, int64_t end) {
+            SoftmaxRows(xp + begin * v.n, yp + begin * v.n, end - begin, v.n, kKind == Kind::kLogSoftmax);
+          });
+          return Status::Ok();
+        }
       }
+      ParallelFor(v.outer * v.inner, 3 * v.n, [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const int64_t o = r / v.inner, i = r % v.inner;
+          const int64_t base = o * v.n * v.inner + i;
+          Row<C>(kKind, xp + base, nullptr, yp + base, v.n, v.inner);
+        }
+      });
+      return Status::Ok();
     }
-    ParallelFor(v.outer * v.inner, 3 * v.n, [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        const int64_t o = r / v.inner, i = r % v.inner;
-        const int64_t base = o * v.n * v.inner + i;
-        Row<C>(kKind, xp + base, nullptr, yp + base, v.n, v.inner);
+    // float16/bfloat16: a block of rows (strided: of positions) converted at a time, not the
+    // whole tensor (exec/kernels/float_range.h); the same arithmetic on the same float values.
+    if (v.inner == 1) {
+      const int64_t per_block = std::max<int64_t>(1, 16384 / std::max<int64_t>(v.n, 1));
+      ParallelFor(v.outer, 3 * v.n, [&](int64_t begin, int64_t end) {
+        std::vector<C> in(static_cast<size_t>(per_block * v.n)), out(in.size());
+        for (int64_t r0 = begin; r0 < end; r0 += per_block) {
+          const int64_t rows = std::min(per_block, end - r0);
+          ConvertRange(x, r0 * v.n, rows * v.n, in.data());
+          if constexpr (std::is_same_v<C, float>) {
+            if (kKind != Kind::kHardmax) {
+              SoftmaxRows(in.data(), out.data(), rows, v.n, kKind == Kind::kLogSoftmax);
+            } else {
+              for (int64_t r = 0; r < rows; ++r) Row<C>(kKind, in.data() + r * v.n, nullptr, out.data() + r * v.n, v.n, 1);
+            }
+          } else {
+            for (int64_t r = 0; r < rows; ++r) Row<C>(kKind, in.data() + r * v.n, nullptr, out.data() + r * v.n, v.n, 1);
+          }
+          StoreRange(out.data(), rows * v.n, y, r0 * v.n);
+        }
+      });
+      return Status::Ok();
+    }
+    const int64_t span = BlockPositions(v.n, v.inner);
+    ParallelFor(v.outer, 3 * v.n * v.inner, [&](int64_t begin, int64_t end) {
+      std::vector<C> in(static_cast<size_t>(v.n * span)), out(in.size());
+      for (int64_t o = begin; o < end; ++o) {
+        for (int64_t i0 = 0; i0 < v.inner; i0 += span) {
+          const int64_t len = std::min(span, v.inner - i0);
+          const int64_t base = o * v.n * v.inner + i0;
+          ConvertBlock(x, base, v.n, v.inner, len, in.data());
+          for (int64_t j = 0; j < len; ++j) Row<C>(kKind, in.data() + j, nullptr, out.data() + j, v.n, len);
+          for (int64_t k = 0; k < v.n; ++k) StoreRange(out.data() + k * len, len, y, base + k * v.inner);
+        }
       }
     });
     return Status::Ok();
@@ -148,15 +186,20 @@ Status BiasSoftmax(KernelContext& ctx) {
                      std::to_string(e) + " dividing the data size)");
   }
   ctx.outputs[0] = Tensor::Uninitialized(x.dtype(), x.shape());  // every row is written
+  Tensor& y = ctx.outputs[0];
   return DispatchCompute(ctx, x.dtype(), [&](auto tag) -> Status {
     using C = typename decltype(tag)::type;
-    InView<C> xv(x), bv(bias);
-    OutView<C> yv(ctx.outputs[0]);
     const int64_t repeat = bias_rows > 0 ? rows / bias_rows : 1;
+    const bool direct = StoredAs<C>(y);
     ParallelFor(rows, 3 * e, [&](int64_t begin, int64_t end) {
+      std::vector<C> xin(static_cast<size_t>(e)), bin(xin.size()), out(direct ? 0 : xin.size());
       for (int64_t r = begin; r < end; ++r) {
         const int64_t rb = inner_broadcast ? r / repeat : r % bias_rows;
-        Row<C>(Kind::kSoftmax, xv.data() + r * e, bv.data() + rb * e, yv.data() + r * e, e, 1);
+        const C* xr = ReadRange(x, r * e, e, xin.data());
+        const C* br = ReadRange(bias, rb * e, e, bin.data());
+        C* yr = direct ? y.data<C>() + r * e : out.data();
+        Row<C>(Kind::kSoftmax, xr, br, yr, e, 1);
+        if (!direct) StoreRange(yr, e, y, r * e);
       }
     });
     return Status::Ok();

@@ -111,6 +111,55 @@ g (float16[1,2] x) => (float16[1,2] y) { y = Softmax (x) })",
   }
 }
 
+TEST_CASE("16-bit Softmax, LogSoftmax, Hardmax and BiasSoftmax: the float results rounded, blocks of rows and strided",
+          "[exec][kernels][math]") {
+  // Inputs exact in float16 and bfloat16, so the 16-bit runs compute what float32 does. Rows of
+  // 700 (23 rows per converted block of 16K values) and axis 1 of [2, 300, 260] (218 positions
+  // per strided block).
+  struct Case {
+    std::string op, attrs;
+    std::vector<int64_t> shape;
+  };
+  const std::vector<Case> cases = {{"Softmax", "", {50, 700}},
+                                   {"LogSoftmax", "", {50, 700}},
+                                   {"Hardmax", "", {50, 700}},
+                                   {"Softmax", "<axis: int = 1>", {2, 300, 260}},
+                                   {"LogSoftmax", "<axis: int = 1>", {2, 300, 260}},
+                                   {"com.microsoft.BiasSoftmax", "<axis: int = 1, is_inner_broadcast: int = 0>", {50, 700}}};
+  for (const Case& c : cases) {
+    INFO(c.op << " " << c.attrs);
+    std::string dims;
+    int64_t numel = 1;
+    for (int64_t d : c.shape) {
+      dims += (dims.empty() ? "" : ",") + std::to_string(d);
+      numel *= d;
+    }
+    std::vector<double> x(static_cast<size_t>(numel)), bias(700);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(static_cast<int>(i * 37 % 201) - 100) / 16.0;
+    for (size_t i = 0; i < bias.size(); ++i) bias[i] = static_cast<double>(static_cast<int>(i % 9) - 4) / 8.0;
+    const bool with_bias = c.op.find("Bias") != std::string::npos;
+    auto run = [&](const std::string& type, DataType t) {
+      std::string text = R"(<ir_version: 8, opset_import: ["" : 13, "com.microsoft" : 1]>
+g ()" + type + "[" + dims + "] x" + (with_bias ? ", " + type + "[700] b" : std::string()) + ") => (" + type + "[" +
+                         dims + "] y) { y = " + c.op + " " + c.attrs + (with_bias ? " (x, b) }" : " (x) }");
+      std::map<std::string, Tensor> feeds = {{"x", Make(t, c.shape, x)}};
+      if (with_bias) feeds.emplace("b", Make(t, {700}, bias));
+      return RunText(text, feeds).at("y");
+    };
+    const Tensor f = run("float", DataType::kFloat);
+    for (const auto& [type, t] : {std::pair<std::string, DataType>{"float16", DataType::kFloat16},
+                                  std::pair<std::string, DataType>{"bfloat16", DataType::kBfloat16}}) {
+      const Tensor h = run(type, t);
+      int64_t differ = 0;
+      for (int64_t i = 0; i < numel; ++i) {
+        const float v = f.data<float>()[i];
+        differ += h.data<uint16_t>()[i] != (t == DataType::kFloat16 ? FloatToFloat16(v) : FloatToBfloat16(v));
+      }
+      CHECK(differ == 0);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace memopt::math::testing
 

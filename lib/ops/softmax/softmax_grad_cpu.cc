@@ -40,11 +40,23 @@ Expected<RowLayout> MakeLayout(const KernelContext& ctx, const std::vector<int64
   return l;
 }
 
-/// Calls fn(base, stride) for every row of the layout (rows in parallel).
-template <typename F>
+/// Row-sized scratch of one thread: Get(i, n) is buffer i, of at least n values.
+template <typename C>
+struct RowBuffers {
+  std::vector<C> b[4];
+  C* Get(int i, size_t n) {
+    if (b[i].size() < n) b[i].resize(n);
+    return b[i].data();
+  }
+};
+
+/// Calls fn(base, stride, buffers) for every row of the layout (rows in parallel; each thread's
+/// row buffers passed along).
+template <typename C, typename F>
 void ForEachRow(const RowLayout& l, F fn) {
   ParallelFor(l.outer * l.inner, 4 * l.len, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) fn((r / l.inner) * l.len * l.inner + r % l.inner, l.inner);
+    RowBuffers<C> buffers;
+    for (int64_t r = begin; r < end; ++r) fn((r / l.inner) * l.len * l.inner + r % l.inner, l.inner, buffers);
   });
 }
 
@@ -59,41 +71,36 @@ Status SoftmaxGradImpl(KernelContext& ctx, bool log_softmax, bool opset13) {
   const int64_t axis = ctx.node->GetInt("axis", opset13 ? -1 : 1);
   MEMOPT_ASSIGN_OR_RETURN(RowLayout layout, MakeLayout(ctx, dy.shape(), axis, !opset13));
   ctx.outputs[0] = Tensor::Uninitialized(dy.dtype(), dy.shape());  // every row is written
+  // Rows are read (and written) one at a time: float16 tensors are not copied to float whole.
+  Tensor& dx = ctx.outputs[0];
+  const bool float_rows = dy.dtype() == DataType::kFloat && y.dtype() == DataType::kFloat;
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
-    FloatIn<C> g(dy);
-    FloatIn<C> out_fwd(y);
-    FloatOut<C> dx(ctx.outputs[0]);
-    ForEachRow(layout, [&](int64_t base, int64_t stride) {
+    const size_t len = static_cast<size_t>(layout.len);
+    ForEachRow<C>(layout, [&](int64_t base, int64_t stride, RowBuffers<C>& buf) {
+      const C* g = ReadStrided(dy, base, stride, layout.len, buf.Get(0, len));
+      const C* fwd = ReadStrided(y, base, stride, layout.len, buf.Get(1, len));
+      const bool direct = stride == 1 && StoredAs<C>(dx);
+      C* out = direct ? dx.data<C>() + base : buf.Get(2, len);
       double sum = 0;
       if (log_softmax) {
-        for (int64_t d = 0; d < layout.len; ++d) sum += g[base + d * stride];
+        for (int64_t d = 0; d < layout.len; ++d) sum += g[d];
         const C s = static_cast<C>(sum);
-        for (int64_t d = 0; d < layout.len; ++d) {
-          const int64_t k = base + d * stride;
-          dx[k] = g[k] - std::exp(out_fwd[k]) * s;
-        }
+        for (int64_t d = 0; d < layout.len; ++d) out[d] = g[d] - std::exp(fwd[d]) * s;
       } else {
         if constexpr (std::is_same_v<C, float>) {
-          if (stride == 1 && dy.dtype() == DataType::kFloat && y.dtype() == DataType::kFloat) {
-            // Contiguous float rows (attention's): the dot product and the update vectorised.
-            const float* gp = dy.data<float>() + base;
-            const float* yp = y.data<float>() + base;
-            float* out = ctx.outputs[0].data<float>() + base;
-            const float s = static_cast<float>(math::DotInDouble(gp, yp, layout.len));
-            for (int64_t d = 0; d < layout.len; ++d) out[d] = yp[d] * (gp[d] - s);
-            return;
+          if (stride == 1 && float_rows) {
+            // Contiguous float rows (attention's): the dot product vectorised.
+            sum = math::DotInDouble(g, fwd, layout.len);
+          } else {
+            for (int64_t d = 0; d < layout.len; ++d) sum += static_cast<double>(g[d]) * static_cast<double>(fwd[d]);
           }
-        }
-        for (int64_t d = 0; d < layout.len; ++d) {
-          const int64_t k = base + d * stride;
-          sum += static_cast<double>(g[k]) * static_cast<double>(out_fwd[k]);
+        } else {
+          for (int64_t d = 0; d < layout.len; ++d) sum += static_cast<double>(g[d]) * static_cast<double>(fwd[d]);
         }
         const C s = static_cast<C>(sum);
-        for (int64_t d = 0; d < layout.len; ++d) {
-          const int64_t k = base + d * stride;
-          dx[k] = out_fwd[k] * (g[k] - s);
-        }
+        for (int64_t d = 0; d < layout.len; ++d) out[d] = fwd[d] * (g[d] - s);
       }
+      if (!direct) StoreStrided(out, layout.len, dx, base, stride);
     });
     return Status::Ok();
   });
@@ -121,19 +128,21 @@ Status SoftmaxDropoutGradKernel(KernelContext& ctx) {
   MEMOPT_ASSIGN_OR_RETURN(RowLayout layout, MakeLayout(ctx, dy.shape(), ctx.node->GetInt("axis", 1), true));
   ctx.outputs[0] = Tensor::Uninitialized(dy.dtype(), dy.shape());  // every row is written
   const uint8_t* keep = mask.data<uint8_t>();
+  Tensor& dx = ctx.outputs[0];
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
-    FloatIn<C> g(dy);
-    FloatIn<C> sm(y);
-    FloatOut<C> dx(ctx.outputs[0]);
     const C scale = static_cast<C>(DropoutScale(ratio));
-    auto masked = [&](int64_t k) { return keep[k] ? g[k] * scale : C(0); };
-    ForEachRow(layout, [&](int64_t base, int64_t) {
+    const size_t len = static_cast<size_t>(layout.len);
+    ForEachRow<C>(layout, [&](int64_t base, int64_t, RowBuffers<C>& buf) {
+      const C* g = ReadRange(dy, base, layout.len, buf.Get(0, len));
+      const C* sm = ReadRange(y, base, layout.len, buf.Get(1, len));
+      const bool direct = StoredAs<C>(dx);
+      C* out = direct ? dx.data<C>() + base : buf.Get(2, len);
+      auto masked = [&](int64_t d) { return keep[base + d] ? g[d] * scale : C(0); };
       double sum = 0;
-      for (int64_t d = 0; d < layout.len; ++d) {
-        sum += static_cast<double>(masked(base + d)) * static_cast<double>(sm[base + d]);
-      }
+      for (int64_t d = 0; d < layout.len; ++d) sum += static_cast<double>(masked(d)) * static_cast<double>(sm[d]);
       const C s = static_cast<C>(sum);
-      for (int64_t d = 0; d < layout.len; ++d) dx[base + d] = sm[base + d] * (masked(base + d) - s);
+      for (int64_t d = 0; d < layout.len; ++d) out[d] = sm[d] * (masked(d) - s);
+      if (!direct) StoreRange(out, layout.len, dx, base);
     });
     return Status::Ok();
   });
@@ -161,19 +170,19 @@ Status BiasSoftmaxDropoutKernel(KernelContext& ctx) {
   if (ctx.output_wanted(2)) ctx.outputs[2] = Tensor(data.dtype(), data.shape());
   uint8_t* keep = ctx.outputs[1].data<uint8_t>();
   FillDropoutMask(DropoutSeed(ctx), ratio, data.numel(), keep);
+  const bool want_softmax = ctx.output_wanted(2);
   return DispatchCompute(ctx, data.dtype(), [&]<typename C>() -> Status {
-    FloatIn<C> x(data);
-    FloatIn<C> b(bias);
-    FloatOut<C> drop(ctx.outputs[0]);
-    std::vector<C> sm(static_cast<size_t>(data.numel()));
     const C scale = static_cast<C>(DropoutScale(ratio));
     const int64_t repeat = bias_rows > 0 ? rows / bias_rows : 1;
+    const size_t len = static_cast<size_t>(row_len);
     ParallelFor(rows, 8 * row_len, [&](int64_t begin, int64_t end) {
+      RowBuffers<C> buf;
       for (int64_t r = begin; r < end; ++r) {
         const int64_t rb = inner_broadcast ? r / repeat : r % bias_rows;
-        const C* xr = x.data() + r * row_len;
-        const C* br = b.data() + rb * row_len;
-        C* sr = sm.data() + r * row_len;
+        const C* xr = ReadRange(data, r * row_len, row_len, buf.Get(0, len));
+        const C* br = ReadRange(bias, rb * row_len, row_len, buf.Get(1, len));
+        C* sr = buf.Get(2, len);
+        C* dr = buf.Get(3, len);
         C mx = -INFINITY;
         for (int64_t d = 0; d < row_len; ++d) {
           sr[d] = xr[d] + br[d];
@@ -187,11 +196,12 @@ Status BiasSoftmaxDropoutKernel(KernelContext& ctx) {
         const C inv = static_cast<C>(1.0 / sum);
         for (int64_t d = 0; d < row_len; ++d) {
           sr[d] *= inv;
-          drop[r * row_len + d] = keep[r * row_len + d] ? sr[d] * scale : C(0);
+          dr[d] = keep[r * row_len + d] ? sr[d] * scale : C(0);
         }
+        StoreRange(dr, row_len, ctx.outputs[0], r * row_len);
+        if (want_softmax) StoreRange(sr, row_len, ctx.outputs[2], r * row_len);
       }
     });
-    if (ctx.output_wanted(2)) StoreFromCompute(sm.data(), ctx.outputs[2]);
     return Status::Ok();
   });
 }

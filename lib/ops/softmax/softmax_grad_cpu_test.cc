@@ -6,6 +6,7 @@
 
 #include "exec/kernels/training_test_expected.h"
 #include "helpers/training_test_util.h"
+#include "util/half.h"
 
 namespace memopt::testing {
 namespace {
@@ -124,6 +125,56 @@ TEST_CASE("SoftmaxGrad reports shape mismatches", "[training][kernels]") {
   KernelCall bad_axis(kMs, "SoftmaxGrad_13");
   bad_axis.Input(F32({2}, {1, 2})).Input(F32({2}, {1, 2})).Int("axis", 3);
   REQUIRE_FALSE(bad_axis.Run().ok());
+}
+
+TEST_CASE("16-bit softmax gradients and BiasSoftmaxDropout: the float results rounded, row by row", "[training][kernels]") {
+  // Inputs exact in float16, so the float16 runs compute what float32 does: contiguous rows of
+  // 700, and axis 1 of [2, 300, 7] for the strided opset-13 rows.
+  auto values = [](int64_t n, int mod, double scale) {
+    std::vector<double> v(static_cast<size_t>(n));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(static_cast<int>(i * 37 % mod) - mod / 2) * scale;
+    return v;
+  };
+  auto same_rounded = [](const Tensor& f, const Tensor& h) {
+    REQUIRE(h.dtype() == DataType::kFloat16);
+    int64_t differ = 0;
+    for (int64_t i = 0; i < f.numel(); ++i) differ += h.data<uint16_t>()[i] != FloatToFloat16(f.data<float>()[i]);
+    CHECK(differ == 0);
+  };
+  for (const char* op : {"SoftmaxGrad_13", "LogSoftmaxGrad_13", "SoftmaxGrad"}) {
+    for (const std::vector<int64_t>& shape : {std::vector<int64_t>{6, 700}, std::vector<int64_t>{2, 300, 7}}) {
+      INFO(op << " rank " << shape.size());
+      const int64_t n = shape[0] * shape[1] * (shape.size() > 2 ? shape[2] : 1);
+      const std::vector<double> dy = values(n, 61, 1.0 / 32), y = values(n, 97, 1.0 / 256);
+      auto run = [&](DataType t) {
+        KernelCall call(kMs, op);
+        call.Input(MakeTensor(t, shape, dy)).Input(MakeTensor(t, shape, y)).Int("axis", 1);
+        return MustRun(call)[0];
+      };
+      same_rounded(run(DataType::kFloat), run(DataType::kFloat16));
+    }
+  }
+  const std::vector<int64_t> shape = {6, 700};
+  const std::vector<double> dy = values(4200, 61, 1.0 / 32), y = values(4200, 97, 1.0 / 256);
+  std::vector<double> mask(4200);
+  for (size_t i = 0; i < mask.size(); ++i) mask[i] = (i * 7) % 3 != 0 ? 1.0 : 0.0;
+  auto dropout_grad = [&](DataType t) {
+    KernelCall call(kMs, "SoftmaxDropoutGrad");
+    call.Input(MakeTensor(t, shape, dy)).Input(MakeTensor(DataType::kBool, shape, mask)).Input(MakeTensor(t, shape, y));
+    call.Input(Scalar(DataType::kFloat, 0.5)).Int("axis", 1);
+    return MustRun(call)[0];
+  };
+  same_rounded(dropout_grad(DataType::kFloat), dropout_grad(DataType::kFloat16));
+  auto bias_softmax_dropout = [&](DataType t) {
+    KernelCall call(kMs, "BiasSoftmaxDropout", 3);
+    call.Input(MakeTensor(t, shape, dy)).Input(MakeTensor(t, {700}, values(700, 9, 0.125)));
+    call.Input(Scalar(DataType::kFloat, 0.5)).Int("axis", 1).Int("is_inner_broadcast", 0);
+    return MustRun(call);
+  };
+  const std::vector<Tensor> f = bias_softmax_dropout(DataType::kFloat), h = bias_softmax_dropout(DataType::kFloat16);
+  same_rounded(f[0], h[0]);
+  same_rounded(f[2], h[2]);
+  CHECK(Values(f[1]) == Values(h[1]));  // the same mask
 }
 
 }  // namespace
