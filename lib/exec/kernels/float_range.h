@@ -9,7 +9,9 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
+#include "exec/kernels/kernel_util.h"
 #include "exec/math/half_rows.h"
 #include "exec/tensor.h"
 #include "util/half.h"
@@ -138,6 +140,38 @@ void StoreStrided(const C* in, int64_t n, Tensor& t, int64_t base, int64_t strid
     return;
   }
   for (int64_t i = 0; i < n; ++i) StoreRange(in + i, 1, t, base + i * stride);
+}
+
+/// One thread's scratch for kernels that work a row or chunk at a time: Get(i, n) is buffer i (of
+/// four), holding at least n values; Bytes(n) a byte buffer (dropout masks).
+template <typename C>
+struct ChunkBuffers {
+  std::vector<C> values[4];
+  std::vector<uint8_t> bytes;
+  C* Get(int i, size_t n) {
+    if (values[i].size() < n) values[i].resize(n);
+    return values[i].data();
+  }
+  uint8_t* Bytes(size_t n) {
+    if (bytes.size() < n) bytes.resize(n);
+    return bytes.data();
+  }
+};
+
+/// Elements per chunk of ForEachChunk: a multiple of 32 (a bitmask word never spans two chunks).
+inline constexpr int64_t kChunkElements = 4096;
+
+/// Runs fn(first, count, buffers) over [0, n) in chunks of kChunkElements on the kernel threads
+/// (ParallelFor, `cost` per element), `buffers` being the calling thread's ChunkBuffers<C>.
+template <typename C, typename Fn>
+void ForEachChunk(int64_t n, int64_t cost, Fn&& fn) {
+  ParallelFor((n + kChunkElements - 1) / kChunkElements, kChunkElements * cost, [&](int64_t begin, int64_t end) {
+    ChunkBuffers<C> buffers;
+    for (int64_t c = begin; c < end; ++c) {
+      const int64_t first = c * kChunkElements;
+      fn(first, n - first < kChunkElements ? n - first : kChunkElements, buffers);
+    }
+  });
 }
 
 /// Whether t's elements are C (a kernel may then read and write them in place).

@@ -1,5 +1,6 @@
 #include "exec/kernels/training_util.h"
 
+#include <algorithm>
 #include <string_view>
 
 #include "exec/dropout_seed.h"
@@ -85,19 +86,26 @@ std::vector<int64_t> ReadIndices(const Tensor& t) {
 
 uint64_t DropoutSeed(const KernelContext& ctx) { return NodeDropoutSeed(*ctx.node, ctx.graph, ctx.run_seed); }
 
-void FillDropoutMask(uint64_t seed, float ratio, int64_t n, uint8_t* keep) {
+void FillDropoutMaskRange(uint64_t seed, float ratio, int64_t first, int64_t count, uint8_t* keep) {
   const float keep_probability = DropoutKeepProbability(ratio);
-  const int64_t full_blocks = n / 4;
-  ParallelFor(full_blocks, 40, [&](int64_t begin, int64_t end) {
-    for (int64_t k = begin; k < end; ++k) {
-      Philox4x32 r = DropoutRandomBlock(seed, static_cast<uint64_t>(k));
-      for (int j = 0; j < 4; ++j) keep[4 * k + j] = PhiloxUniform(r.v[j]) < keep_probability ? 1 : 0;
+  int64_t i = first;
+  const int64_t end = first + count;
+  while (i < end) {
+    // Element i takes lane i % 4 of Philox block i / 4.
+    const Philox4x32 r = DropoutRandomBlock(seed, static_cast<uint64_t>(i / 4));
+    for (int64_t lane = i % 4; lane < 4 && i < end; ++lane, ++i) {
+      keep[i - first] = PhiloxUniform(r.v[lane]) < keep_probability ? 1 : 0;
+    }
+  }
+}
+
+void FillDropoutMask(uint64_t seed, float ratio, int64_t n, uint8_t* keep) {
+  constexpr int64_t kBlock = 4096;
+  ParallelFor((n + kBlock - 1) / kBlock, kBlock * 10, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) {
+      FillDropoutMaskRange(seed, ratio, b * kBlock, std::min(kBlock, n - b * kBlock), keep + b * kBlock);
     }
   });
-  if (full_blocks * 4 < n) {
-    Philox4x32 r = DropoutRandomBlock(seed, static_cast<uint64_t>(full_blocks));
-    for (int64_t i = full_blocks * 4; i < n; ++i) keep[i] = PhiloxUniform(r.v[i % 4]) < keep_probability ? 1 : 0;
-  }
 }
 
 Expected<float> ReadDropoutRatio(const KernelContext& ctx, int i) {

@@ -142,6 +142,9 @@ std::vector<int64_t> ReadIndices(const Tensor& t);
 uint64_t DropoutSeed(const KernelContext& ctx);
 /// keep[i] = 1 when element i of an n-element tensor is kept under (seed, ratio), else 0.
 void FillDropoutMask(uint64_t seed, float ratio, int64_t n, uint8_t* keep);
+/// The same mask's elements [first, first + count) into keep[0, count): element i of the mask is
+/// the same whichever range it is filled in.
+void FillDropoutMaskRange(uint64_t seed, float ratio, int64_t first, int64_t count, uint8_t* keep);
 /// Dropout ratio input i (default 0.5); an error unless 0 <= ratio <= 1.
 Expected<float> ReadDropoutRatio(const KernelContext& ctx, int i);
 

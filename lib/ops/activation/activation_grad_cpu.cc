@@ -36,7 +36,33 @@ Status CheckBias(const KernelContext& ctx, int main_index, int bias_index) {
   return Status::Ok();
 }
 
-/// y[i] = f(x[i] (+ bias[i % len])) for the forward activations.
+/// A bias of nb values added to element i as bias[i % nb]: read chunk by chunk when it has the
+/// input's size, else converted once (a row: CheckBias).
+template <typename C>
+class BiasReader {
+ public:
+  BiasReader(const Tensor* t, int64_t n) : t_(t), nb_(t != nullptr ? t->numel() : 0), n_(n) {
+    if (t_ != nullptr && nb_ != n_) {
+      whole_.resize(static_cast<size_t>(nb_));
+      ConvertRange(*t_, 0, nb_, whole_.data());
+    }
+  }
+  bool present() const { return t_ != nullptr; }
+  /// p with p[i] the bias of element first + i, i < count; `row_aligned` chunks (first a multiple of
+  /// nb, count <= nb) or a same-size bias; `buf` room for count.
+  const C* Chunk(int64_t first, int64_t count, C* buf) const {
+    if (nb_ == n_) return ReadRange(*t_, first, count, buf);
+    return whole_.data() + first % nb_;
+  }
+  C At(int64_t i, const C* chunk, int64_t first) const { return nb_ == n_ ? chunk[i - first] : whole_[i % nb_]; }
+
+ private:
+  const Tensor* t_;
+  int64_t nb_, n_;
+  std::vector<C> whole_;
+};
+
+/// y[i] = f(x[i] (+ bias[i % len])) for the forward activations, a chunk at a time.
 template <typename F>
 Status UnaryForward(KernelContext& ctx, int bias_index, F f) {
   MEMOPT_RETURN_IF_ERROR(RequireFloatInput(ctx, 0, "X"));
@@ -44,26 +70,27 @@ Status UnaryForward(KernelContext& ctx, int bias_index, F f) {
   if (has_bias) MEMOPT_RETURN_IF_ERROR(CheckBias(ctx, 0, bias_index));
   const Tensor& x = ctx.input(0);
   ctx.outputs[0] = Tensor::Uninitialized(x.dtype(), x.shape());
+  Tensor& y = ctx.outputs[0];
   return DispatchCompute(ctx, x.dtype(), [&]<typename C>() -> Status {
-    FloatIn<C> in(x);
-    FloatOut<C> out(ctx.outputs[0]);
-    const int64_t n = x.numel();
-    if (has_bias) {
-      FloatIn<C> b(ctx.input(bias_index));
-      const int64_t nb = ctx.input(bias_index).numel();
-      ParallelFor(n, 20, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) out[i] = f(in[i] + b[i % nb]);
-      });
-    } else {
-      ParallelFor(n, 20, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) out[i] = f(in[i]);
-      });
-    }
+    const BiasReader<C> bias(has_bias ? &ctx.input(bias_index) : nullptr, x.numel());
+    const bool direct = StoredAs<C>(y);
+    ForEachChunk<C>(x.numel(), 20, [&](int64_t first, int64_t count, ChunkBuffers<C>& buf) {
+      const C* in = ReadRange(x, first, count, buf.Get(0, count));
+      C* out = direct ? y.data<C>() + first : buf.Get(1, count);
+      if (bias.present()) {
+        const C* bc = bias.Chunk(first, count, buf.Get(2, count));
+        for (int64_t i = 0; i < count; ++i) out[i] = f(in[i] + bias.At(first + i, bc, first));
+      } else {
+        for (int64_t i = 0; i < count; ++i) out[i] = f(in[i]);
+      }
+      if (!direct) StoreRange(out, count, y, first);
+    });
     return Status::Ok();
   });
 }
 
-/// dx[i] = f(dy[i], x[i] (+ bias[i % len])) for the gradient ops with inputs (dY, X[, B]).
+/// dx[i] = f(dy[i], x[i] (+ bias[i % len])) for the gradient ops with inputs (dY, X[, B]), a
+/// chunk at a time.
 template <typename F>
 Status BinaryGrad(KernelContext& ctx, const char* second_name, int bias_index, F f) {
   MEMOPT_RETURN_IF_ERROR(RequireFloatInput(ctx, 0, "dY"));
@@ -71,45 +98,45 @@ Status BinaryGrad(KernelContext& ctx, const char* second_name, int bias_index, F
   MEMOPT_RETURN_IF_ERROR(RequireSameSize(ctx, 0, 1));
   if (bias_index >= 0) MEMOPT_RETURN_IF_ERROR(CheckBias(ctx, 1, bias_index));
   const Tensor& dy = ctx.input(0);
-  ctx.outputs[0] = Tensor::Uninitialized(dy.dtype(), ctx.input(1).shape());
+  const Tensor& x = ctx.input(1);
+  ctx.outputs[0] = Tensor::Uninitialized(dy.dtype(), x.shape());
+  Tensor& dx = ctx.outputs[0];
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
-    FloatIn<C> g(dy);
-    FloatIn<C> x(ctx.input(1));
-    FloatOut<C> out(ctx.outputs[0]);
-    const int64_t n = dy.numel();
-    if (bias_index >= 0) {
-      FloatIn<C> b(ctx.input(bias_index));
-      const int64_t nb = ctx.input(bias_index).numel();
-      ParallelFor(n, 20, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) out[i] = f(g[i], x[i] + b[i % nb]);
-      });
-    } else {
-      ParallelFor(n, 20, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) out[i] = f(g[i], x[i]);
-      });
-    }
+    const BiasReader<C> bias(bias_index >= 0 ? &ctx.input(bias_index) : nullptr, dy.numel());
+    const bool direct = StoredAs<C>(dx);
+    ForEachChunk<C>(dy.numel(), 20, [&](int64_t first, int64_t count, ChunkBuffers<C>& buf) {
+      const C* g = ReadRange(dy, first, count, buf.Get(0, count));
+      const C* xv = ReadRange(x, first, count, buf.Get(1, count));
+      C* out = direct ? dx.data<C>() + first : buf.Get(2, count);
+      if (bias.present()) {
+        const C* bc = bias.Chunk(first, count, buf.Get(3, count));
+        for (int64_t i = 0; i < count; ++i) out[i] = f(g[i], xv[i] + bias.At(first + i, bc, first));
+      } else {
+        for (int64_t i = 0; i < count; ++i) out[i] = f(g[i], xv[i]);
+      }
+      if (!direct) StoreRange(out, count, dx, first);
+    });
     return Status::Ok();
   });
 }
 
-/// The `n` elements split over the threads as fn(first_element, count): rows of `row` elements,
-/// each starting a bias row, when there is a bias (row > 0, dividing n: CheckBias); chunks of a
-/// few pages otherwise.
+/// The `n` elements split over the threads as fn(first_element, count, buffers): rows of `row`
+/// elements, each starting a bias row, when the bias is a row (0 < row < n, dividing n:
+/// CheckBias); chunks of kChunkElements otherwise.
 template <typename Fn>
 void ForBiasRows(int64_t n, int64_t row, Fn&& fn) {
-  constexpr int64_t kChunk = 4096;
-  if (row <= 0) {
-    ParallelFor((n + kChunk - 1) / kChunk, kChunk * 20, [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) fn(r * kChunk, std::min(kChunk, n - r * kChunk));
-    });
+  if (row <= 0 || row == n) {
+    ForEachChunk<float>(n, 20, fn);
     return;
   }
   ParallelFor(n / row, row * 20, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) fn(r * row, row);
+    ChunkBuffers<float> buffers;
+    for (int64_t r = begin; r < end; ++r) fn(r * row, row, buffers);
   });
 }
 
-/// Exact Gelu: float through the vectorised math (exec/math/vector_math.h), double via libm.
+/// Exact Gelu: float through the vectorised math (exec/math/vector_math.h), double via libm;
+/// 16-bit tensors converted a chunk at a time.
 Status GeluForward(KernelContext& ctx, int bias_index) {
   MEMOPT_RETURN_IF_ERROR(RequireFloatInput(ctx, 0, "X"));
   const bool has_bias = bias_index >= 0 && ctx.has_input(bias_index);
@@ -119,14 +146,16 @@ Status GeluForward(KernelContext& ctx, int bias_index) {
   }
   const Tensor& x = ctx.input(0);
   ctx.outputs[0] = Tensor::Uninitialized(x.dtype(), x.shape());
-  FloatIn<float> in(x);
-  FloatOut<float> out(ctx.outputs[0]);
-  std::optional<FloatIn<float>> b;
-  if (has_bias) b.emplace(ctx.input(bias_index));
-  const int64_t row = has_bias ? ctx.input(bias_index).numel() : 0;
-  ForBiasRows(x.numel(), row, [&](int64_t at, int64_t count) {
-    math::GeluArray(in.data() + at, has_bias ? b->data() : nullptr, out.data() + at, count);
-  });
+  Tensor& y = ctx.outputs[0];
+  const BiasReader<float> bias(has_bias ? &ctx.input(bias_index) : nullptr, x.numel());
+  const bool direct = StoredAs<float>(y);
+  ForBiasRows(x.numel(), has_bias ? ctx.input(bias_index).numel() : 0,
+              [&](int64_t at, int64_t count, ChunkBuffers<float>& buf) {
+                const float* in = ReadRange(x, at, count, buf.Get(0, count));
+                float* out = direct ? y.data<float>() + at : buf.Get(1, count);
+                math::GeluArray(in, bias.present() ? bias.Chunk(at, count, buf.Get(2, count)) : nullptr, out, count);
+                if (!direct) StoreRange(out, count, y, at);
+              });
   return Status::Ok();
 }
 
@@ -140,16 +169,20 @@ Status GeluBackward(KernelContext& ctx, int bias_index) {
   MEMOPT_RETURN_IF_ERROR(RequireSameSize(ctx, 0, 1));
   if (bias_index >= 0) MEMOPT_RETURN_IF_ERROR(CheckBias(ctx, 1, bias_index));
   const Tensor& dy = ctx.input(0);
-  ctx.outputs[0] = Tensor::Uninitialized(dy.dtype(), ctx.input(1).shape());
-  FloatIn<float> g(dy);
-  FloatIn<float> x(ctx.input(1));
-  FloatOut<float> out(ctx.outputs[0]);
-  std::optional<FloatIn<float>> b;
-  if (bias_index >= 0) b.emplace(ctx.input(bias_index));
-  const int64_t row = bias_index >= 0 ? ctx.input(bias_index).numel() : 0;
-  ForBiasRows(dy.numel(), row, [&](int64_t at, int64_t count) {
-    math::GeluGradArray(g.data() + at, x.data() + at, bias_index >= 0 ? b->data() : nullptr, out.data() + at, count);
-  });
+  const Tensor& x = ctx.input(1);
+  ctx.outputs[0] = Tensor::Uninitialized(dy.dtype(), x.shape());
+  Tensor& dx = ctx.outputs[0];
+  const BiasReader<float> bias(bias_index >= 0 ? &ctx.input(bias_index) : nullptr, dy.numel());
+  const bool direct = StoredAs<float>(dx);
+  ForBiasRows(dy.numel(), bias_index >= 0 ? ctx.input(bias_index).numel() : 0,
+              [&](int64_t at, int64_t count, ChunkBuffers<float>& buf) {
+                const float* g = ReadRange(dy, at, count, buf.Get(0, count));
+                const float* xv = ReadRange(x, at, count, buf.Get(1, count));
+                float* out = direct ? dx.data<float>() + at : buf.Get(2, count);
+                math::GeluGradArray(g, xv, bias.present() ? bias.Chunk(at, count, buf.Get(3, count)) : nullptr, out,
+                                    count);
+                if (!direct) StoreRange(out, count, dx, at);
+              });
   return Status::Ok();
 }
 

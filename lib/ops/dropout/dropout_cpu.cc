@@ -4,6 +4,7 @@
 // training mode. Inference (training_mode false/absent, ratio 0, opset 7-11 Dropout, is_test=1):
 // output = data [+ bias] [+ residual], every mask element true / every mask word 0xFFFFFFFF.
 // DropoutGrad: dx = mask ? dy / (1 - ratio) : 0; see DecodeDropoutGrad for training_mode.
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -34,66 +35,80 @@ Status DropoutCpu(KernelContext& ctx) {
   const Tensor& data = ctx.input(a.data);
   const int64_t n = data.numel();
   const bool random = a.random();
-  std::vector<uint8_t> keep;
-  if (random) {
-    keep.resize(static_cast<size_t>(n));
-    FillDropoutMask(DropoutSeed(ctx), a.ratio, n, keep.data());
-  }
-
-  // Output 0.
-  if (!random && a.bias < 0 && a.residual < 0) {
-    ctx.outputs[0] = data.Clone();
-  } else {
-    ctx.outputs[0] = Tensor(data.dtype(), data.shape());
-    MEMOPT_RETURN_IF_ERROR(DispatchCompute(ctx, data.dtype(), [&]<typename C>() -> Status {
-      FloatIn<C> x(data);
-      FloatOut<C> y(ctx.outputs[0]);
-      const C scale = static_cast<C>(DropoutScale(a.ratio));
-      std::optional<FloatIn<C>> bias, res;
-      if (a.bias >= 0) bias.emplace(ctx.input(a.bias));
-      if (a.residual >= 0) res.emplace(ctx.input(a.residual));
-      const int64_t nb = a.bias >= 0 ? ctx.input(a.bias).numel() : 1;
-      ParallelFor(n, 4, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) {
-          C v = x[i];
-          if (bias) v += (*bias)[i % nb];
-          if (random) v = keep[static_cast<size_t>(i)] ? v * scale : C(0);
-          if (res) v += (*res)[i];
-          y[i] = v;
-        }
-      });
-      return Status::Ok();
-    }));
-  }
-
-  // Output 1: the mask.
-  if (!ctx.output_wanted(1)) return Status::Ok();
-  switch (a.mask) {
-    case MaskKind::kBool: {
-      ctx.outputs[1] = Tensor(DataType::kBool, data.shape());
-      uint8_t* m = ctx.outputs[1].data<uint8_t>();
-      for (int64_t i = 0; i < n; ++i) m[i] = random ? keep[i] : 1;
-      break;
+  const uint64_t seed = random ? DropoutSeed(ctx) : 0;
+  const bool copy = !random && a.bias < 0 && a.residual < 0;
+  // Outputs first (0, then the mask), then one pass over chunks: the mask drawn for the chunk
+  // (exec/philox.h: element i's draw does not depend on the chunk), the data read, combined and
+  // stored, so neither a mask of the whole tensor nor float copies of 16-bit tensors are held.
+  ctx.outputs[0] = copy ? data.Clone() : Tensor(data.dtype(), data.shape());
+  const bool want_mask = ctx.output_wanted(1);
+  if (want_mask) {
+    switch (a.mask) {
+      case MaskKind::kBool:
+        ctx.outputs[1] = Tensor(DataType::kBool, data.shape());
+        break;
+      case MaskKind::kData:
+        ctx.outputs[1] = Tensor(data.dtype(), data.shape());
+        break;
+      case MaskKind::kBitmask:
+        ctx.outputs[1] = Tensor(DataType::kUint32, {(n + 31) / 32});
+        break;
     }
-    case MaskKind::kData: {
-      ctx.outputs[1] = Tensor(data.dtype(), data.shape());
-      for (int64_t i = 0; i < n; ++i) ctx.outputs[1].SetFromDouble(i, random ? keep[i] : 1.0);
-      break;
-    }
-    case MaskKind::kBitmask: {
-      const int64_t words = (n + 31) / 32;
-      ctx.outputs[1] = Tensor(DataType::kUint32, {words});
-      uint32_t* m = ctx.outputs[1].data<uint32_t>();
-      for (int64_t w = 0; w < words; ++w) m[w] = random ? 0u : 0xFFFFFFFFu;
+  }
+  Tensor& y = ctx.outputs[0];
+  return DispatchCompute(ctx, data.dtype(), [&]<typename C>() -> Status {
+    const C scale = static_cast<C>(DropoutScale(a.ratio));
+    const Tensor* bias = a.bias >= 0 ? &ctx.input(a.bias) : nullptr;
+    std::vector<C> bias_values(bias != nullptr ? static_cast<size_t>(bias->numel()) : 0);
+    if (bias != nullptr) ConvertRange(*bias, 0, bias->numel(), bias_values.data());
+    const int64_t nb = bias != nullptr ? bias->numel() : 1;
+    const Tensor* res = a.residual >= 0 ? &ctx.input(a.residual) : nullptr;
+    const bool direct = StoredAs<C>(y);
+    ForEachChunk<C>(n, 8, [&](int64_t first, int64_t count, ChunkBuffers<C>& buf) {
+      uint8_t* keep = buf.Bytes(static_cast<size_t>(count));
       if (random) {
-        for (int64_t i = 0; i < n; ++i) {
-          if (keep[i]) m[i / 32] |= 1u << (i % 32);
+        FillDropoutMaskRange(seed, a.ratio, first, count, keep);
+      } else {
+        std::fill(keep, keep + count, uint8_t{1});
+      }
+      if (!copy) {
+        const C* x = ReadRange(data, first, count, buf.Get(0, count));
+        const C* r = res != nullptr ? ReadRange(*res, first, count, buf.Get(1, count)) : nullptr;
+        C* out = direct ? y.data<C>() + first : buf.Get(2, count);
+        for (int64_t i = 0; i < count; ++i) {
+          C v = x[i];
+          if (bias != nullptr) v += bias_values[static_cast<size_t>((first + i) % nb)];
+          if (random) v = keep[i] ? v * scale : C(0);
+          if (r != nullptr) v += r[i];
+          out[i] = v;
+        }
+        if (!direct) StoreRange(out, count, y, first);
+      }
+      if (!want_mask) return;
+      switch (a.mask) {
+        case MaskKind::kBool:
+          std::copy(keep, keep + count, ctx.outputs[1].data<uint8_t>() + first);
+          break;
+        case MaskKind::kData: {
+          C* m = buf.Get(3, count);
+          for (int64_t i = 0; i < count; ++i) m[i] = keep[i] ? C(1) : C(0);
+          StoreRange(m, count, ctx.outputs[1], first);
+          break;
+        }
+        case MaskKind::kBitmask: {
+          // first is a multiple of 32 (kChunkElements), so the chunk's words are its own.
+          uint32_t* words = ctx.outputs[1].data<uint32_t>() + first / 32;
+          for (int64_t w = 0; w < (count + 31) / 32; ++w) {
+            uint32_t bits = 0;
+            for (int64_t j = 0; j < 32 && w * 32 + j < count; ++j) bits |= uint32_t{keep[w * 32 + j]} << j;
+            words[w] = random ? bits : 0xFFFFFFFFu;
+          }
+          break;
         }
       }
-      break;
-    }
-  }
-  return Status::Ok();
+    });
+    return Status::Ok();
+  });
 }
 
 Status DropoutGradCpu(KernelContext& ctx) {
@@ -104,17 +119,25 @@ Status DropoutGradCpu(KernelContext& ctx) {
   const Tensor& mask = ctx.input(1);
   const int64_t n = dy.numel();
   ctx.outputs[0] = Tensor(dy.dtype(), dy.shape());
+  Tensor& dx = ctx.outputs[0];
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
-    FloatIn<C> g(dy);
-    FloatOut<C> dx(ctx.outputs[0]);
     const C scale = static_cast<C>(DropoutScale(plan->ratio));
-    if (plan->bitmask) {
-      const uint32_t* m = mask.data<uint32_t>();
-      for (int64_t i = 0; i < n; ++i) dx[i] = ((m[i / 32] >> (i % 32)) & 1u) ? g[i] * scale : C(0);
-    } else {
-      const uint8_t* m = mask.data<uint8_t>();
-      for (int64_t i = 0; i < n; ++i) dx[i] = m[i] ? g[i] * scale : C(0);
-    }
+    const bool direct = StoredAs<C>(dx);
+    ForEachChunk<C>(n, 4, [&](int64_t first, int64_t count, ChunkBuffers<C>& buf) {
+      const C* g = ReadRange(dy, first, count, buf.Get(0, count));
+      C* out = direct ? dx.data<C>() + first : buf.Get(1, count);
+      if (plan->bitmask) {
+        const uint32_t* m = mask.data<uint32_t>();
+        for (int64_t i = 0; i < count; ++i) {
+          const int64_t e = first + i;
+          out[i] = ((m[e / 32] >> (e % 32)) & 1u) ? g[i] * scale : C(0);
+        }
+      } else {
+        const uint8_t* m = mask.data<uint8_t>() + first;
+        for (int64_t i = 0; i < count; ++i) out[i] = m[i] ? g[i] * scale : C(0);
+      }
+      if (!direct) StoreRange(out, count, dx, first);
+    });
     return Status::Ok();
   });
 }

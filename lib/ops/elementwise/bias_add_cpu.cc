@@ -9,18 +9,25 @@
 namespace memopt::bias_add {
 namespace {
 
-/// y = x + bias[c] + skip in C (float, or double for double), one row of C channels at a time.
+/// y = x + bias[c] + skip in C (float, or double for double), one row of C channels at a time
+/// (16-bit rows converted and stored a row at a time).
 template <typename C>
 Status AddRows(const Tensor& x, const Tensor& bias, const Tensor& skip, Tensor& y, const BiasAddPlan& plan) {
-  training::FloatIn<C> xs(x), bs(bias), ss(skip);
-  training::FloatOut<C> ys(y);
+  std::vector<C> bias_values(static_cast<size_t>(plan.channels));
+  ConvertRange(bias, 0, plan.channels, bias_values.data());
+  const bool direct = StoredAs<C>(y);
+  const size_t row = static_cast<size_t>(plan.channels);
   ParallelFor(plan.rows, plan.channels, [&](int64_t begin, int64_t end) {
+    ChunkBuffers<C> buf;
     for (int64_t r = begin; r < end; ++r) {
       const int64_t base = r * plan.channels;
-      for (int64_t c = 0; c < plan.channels; ++c) ys[base + c] = xs[base + c] + bs[c] + ss[base + c];
+      const C* xs = ReadRange(x, base, plan.channels, buf.Get(0, row));
+      const C* ss = ReadRange(skip, base, plan.channels, buf.Get(1, row));
+      C* ys = direct ? y.data<C>() + base : buf.Get(2, row);
+      for (int64_t c = 0; c < plan.channels; ++c) ys[c] = xs[c] + bias_values[static_cast<size_t>(c)] + ss[c];
+      if (!direct) StoreRange(ys, plan.channels, y, base);
     }
   });
-  ys.Commit();
   return Status::Ok();
 }
 

@@ -40,22 +40,12 @@ Expected<RowLayout> MakeLayout(const KernelContext& ctx, const std::vector<int64
   return l;
 }
 
-/// Row-sized scratch of one thread: Get(i, n) is buffer i, of at least n values.
-template <typename C>
-struct RowBuffers {
-  std::vector<C> b[4];
-  C* Get(int i, size_t n) {
-    if (b[i].size() < n) b[i].resize(n);
-    return b[i].data();
-  }
-};
-
 /// Calls fn(base, stride, buffers) for every row of the layout (rows in parallel; each thread's
 /// row buffers passed along).
 template <typename C, typename F>
 void ForEachRow(const RowLayout& l, F fn) {
   ParallelFor(l.outer * l.inner, 4 * l.len, [&](int64_t begin, int64_t end) {
-    RowBuffers<C> buffers;
+    ChunkBuffers<C> buffers;
     for (int64_t r = begin; r < end; ++r) fn((r / l.inner) * l.len * l.inner + r % l.inner, l.inner, buffers);
   });
 }
@@ -76,7 +66,7 @@ Status SoftmaxGradImpl(KernelContext& ctx, bool log_softmax, bool opset13) {
   const bool float_rows = dy.dtype() == DataType::kFloat && y.dtype() == DataType::kFloat;
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
     const size_t len = static_cast<size_t>(layout.len);
-    ForEachRow<C>(layout, [&](int64_t base, int64_t stride, RowBuffers<C>& buf) {
+    ForEachRow<C>(layout, [&](int64_t base, int64_t stride, ChunkBuffers<C>& buf) {
       const C* g = ReadStrided(dy, base, stride, layout.len, buf.Get(0, len));
       const C* fwd = ReadStrided(y, base, stride, layout.len, buf.Get(1, len));
       const bool direct = stride == 1 && StoredAs<C>(dx);
@@ -132,7 +122,7 @@ Status SoftmaxDropoutGradKernel(KernelContext& ctx) {
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
     const C scale = static_cast<C>(DropoutScale(ratio));
     const size_t len = static_cast<size_t>(layout.len);
-    ForEachRow<C>(layout, [&](int64_t base, int64_t, RowBuffers<C>& buf) {
+    ForEachRow<C>(layout, [&](int64_t base, int64_t, ChunkBuffers<C>& buf) {
       const C* g = ReadRange(dy, base, layout.len, buf.Get(0, len));
       const C* sm = ReadRange(y, base, layout.len, buf.Get(1, len));
       const bool direct = StoredAs<C>(dx);
@@ -176,7 +166,7 @@ Status BiasSoftmaxDropoutKernel(KernelContext& ctx) {
     const int64_t repeat = bias_rows > 0 ? rows / bias_rows : 1;
     const size_t len = static_cast<size_t>(row_len);
     ParallelFor(rows, 8 * row_len, [&](int64_t begin, int64_t end) {
-      RowBuffers<C> buf;
+      ChunkBuffers<C> buf;
       for (int64_t r = begin; r < end; ++r) {
         const int64_t rb = inner_broadcast ? r / repeat : r % bias_rows;
         const C* xr = ReadRange(data, r * row_len, row_len, buf.Get(0, len));

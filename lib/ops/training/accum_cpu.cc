@@ -5,6 +5,7 @@
 // Inputs are immutable in this executor, so the "in place" accumulators write their result to a
 // new output tensor instead of mutating the buffer input (ORT aliases input 0 with the output).
 // An InPlaceAccumulatorV2 whose buffer output is omitted therefore only reports its flag.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -24,12 +25,28 @@ Status Accumulate(KernelContext& ctx, const Tensor& buffer, const Tensor& value,
   }
   out = Tensor(buffer.dtype(), buffer.shape());
   return DispatchCompute(ctx, buffer.dtype(), [&]<typename C>() -> Status {
-    FloatIn<C> b(buffer);
-    FloatIn<C> v(value);
-    FloatOut<C> o(out);
-    const std::vector<std::vector<int64_t>> strides = {BroadcastStrides(value.shape(), buffer.shape())};
-    ForEachIndexed(buffer.shape(), strides, [&](int64_t i, const int64_t* off) {
-      o[i] = overwrite ? v[off[0]] : b[i] + v[off[0]];
+    if (value.shape() != buffer.shape()) {  // a broadcast value: converted whole, as the buffer
+      FloatIn<C> b(buffer);
+      FloatIn<C> v(value);
+      FloatOut<C> o(out);
+      const std::vector<std::vector<int64_t>> strides = {BroadcastStrides(value.shape(), buffer.shape())};
+      ForEachIndexed(buffer.shape(), strides, [&](int64_t i, const int64_t* off) {
+        o[i] = overwrite ? v[off[0]] : b[i] + v[off[0]];
+      });
+      return Status::Ok();
+    }
+    // The same shape (a gradient into its buffer): a chunk at a time.
+    const bool direct = StoredAs<C>(out);
+    ForEachChunk<C>(buffer.numel(), 2, [&](int64_t first, int64_t count, ChunkBuffers<C>& buf) {
+      const C* v = ReadRange(value, first, count, buf.Get(0, count));
+      C* o = direct ? out.data<C>() + first : buf.Get(1, count);
+      if (overwrite) {
+        std::copy(v, v + count, o);
+      } else {
+        const C* b = ReadRange(buffer, first, count, buf.Get(2, count));
+        for (int64_t i = 0; i < count; ++i) o[i] = b[i] + v[i];
+      }
+      if (!direct) StoreRange(o, count, out, first);
     });
     return Status::Ok();
   });
@@ -91,11 +108,16 @@ Status ScaleKernel(KernelContext& ctx) {
   const double s = ScalarAsDouble(ctx.input(1));
   const bool down = ctx.node->GetInt("scale_down", 0) != 0;
   ctx.outputs[0] = Tensor(x.dtype(), x.shape());
+  Tensor& y = ctx.outputs[0];
   return DispatchCompute(ctx, x.dtype(), [&]<typename C>() -> Status {
-    FloatIn<C> in(x);
-    FloatOut<C> out(ctx.outputs[0]);
     const C f = static_cast<C>(s);
-    for (int64_t i = 0; i < x.numel(); ++i) out[i] = down ? in[i] / f : in[i] * f;
+    const bool direct = StoredAs<C>(y);
+    ForEachChunk<C>(x.numel(), 2, [&](int64_t first, int64_t count, ChunkBuffers<C>& buf) {
+      const C* in = ReadRange(x, first, count, buf.Get(0, count));
+      C* out = direct ? y.data<C>() + first : buf.Get(1, count);
+      for (int64_t i = 0; i < count; ++i) out[i] = down ? in[i] / f : in[i] * f;
+      if (!direct) StoreRange(out, count, y, first);
+    });
     return Status::Ok();
   });
 }
@@ -116,8 +138,13 @@ Status IsAllFiniteKernel(KernelContext& ctx) {
     if (!ctx.has_input(i)) continue;
     MEMOPT_RETURN_IF_ERROR(RequireFloatInput(ctx, i, "input"));
     MEMOPT_RETURN_IF_ERROR(DispatchCompute(ctx, ctx.input(i).dtype(), [&]<typename C>() -> Status {
-      FloatIn<C> in(ctx.input(i));
-      for (int64_t k = 0; k < ctx.input(i).numel() && all; ++k) all = Passes(in[k], inf_only, nan_only);
+      const Tensor& x = ctx.input(i);
+      std::vector<C> buf(static_cast<size_t>(std::min<int64_t>(x.numel(), kChunkElements)));
+      for (int64_t first = 0; first < x.numel() && all; first += kChunkElements) {
+        const int64_t count = std::min<int64_t>(kChunkElements, x.numel() - first);
+        const C* in = ReadRange(x, first, count, buf.data());
+        for (int64_t k = 0; k < count && all; ++k) all = Passes(in[k], inf_only, nan_only);
+      }
       return Status::Ok();
     }));
   }
@@ -132,8 +159,10 @@ Status IsFiniteKernel(KernelContext& ctx) {
   ctx.outputs[0] = Tensor(DataType::kBool, x.shape());
   uint8_t* out = ctx.outputs[0].data<uint8_t>();
   return DispatchCompute(ctx, x.dtype(), [&]<typename C>() -> Status {
-    FloatIn<C> in(x);
-    for (int64_t k = 0; k < x.numel(); ++k) out[k] = std::isfinite(in[k]) ? 1 : 0;
+    ForEachChunk<C>(x.numel(), 1, [&](int64_t first, int64_t count, ChunkBuffers<C>& buf) {
+      const C* in = ReadRange(x, first, count, buf.Get(0, count));
+      for (int64_t k = 0; k < count; ++k) out[first + k] = std::isfinite(in[k]) ? 1 : 0;
+    });
     return Status::Ok();
   });
 }
@@ -156,16 +185,22 @@ Status MixedPrecisionScaleKernel(KernelContext& ctx) {
   int64_t offset = 0;
   for (int i = 1; i < ctx.num_inputs(); ++i) {
     const Tensor& x = ctx.input(i);
-    std::vector<double> v(static_cast<size_t>(x.numel()));
-    ConvertToCompute(x, v.data());
-    if (fuse) {
-      for (size_t k = 0; k < v.size(); ++k) ctx.outputs[0].SetFromDouble(offset + static_cast<int64_t>(k), v[k] * s);
-      offset += x.numel();
-    } else if (ctx.output_wanted(i - 1)) {
-      for (double& e : v) e *= s;
-      ctx.outputs[i - 1] = Tensor(to, x.shape());
-      StoreFromCompute(v.data(), ctx.outputs[i - 1]);
-    }
+    if (!fuse && !ctx.output_wanted(i - 1)) continue;
+    if (!fuse) ctx.outputs[i - 1] = Tensor(to, x.shape());
+    Tensor& y = fuse ? ctx.outputs[0] : ctx.outputs[i - 1];
+    const int64_t at = fuse ? offset : 0;
+    // In double, a chunk at a time, then rounded to `to` (through float for 16-bit types).
+    ForEachChunk<double>(x.numel(), 2, [&](int64_t first, int64_t count, ChunkBuffers<double>& buf) {
+      double* v = buf.Get(0, count);
+      ConvertRange(x, first, count, v);
+      for (int64_t k = 0; k < count; ++k) v[k] *= s;
+      if (fuse) {
+        for (int64_t k = 0; k < count; ++k) y.SetFromDouble(at + first + k, v[k]);
+      } else {
+        StoreRange(v, count, y, first);
+      }
+    });
+    if (fuse) offset += x.numel();
   }
   return Status::Ok();
 }
@@ -177,9 +212,13 @@ Status ReduceAllL2Kernel(KernelContext& ctx) {
   for (int i = 0; i < ctx.num_inputs(); ++i) {
     if (!ctx.has_input(i)) continue;
     MEMOPT_RETURN_IF_ERROR(RequireFloatInput(ctx, i, "X"));
-    std::vector<double> v(static_cast<size_t>(ctx.input(i).numel()));
-    ConvertToCompute(ctx.input(i), v.data());
-    for (double e : v) sum += e * e;
+    const Tensor& x = ctx.input(i);
+    std::vector<double> v(static_cast<size_t>(std::min<int64_t>(x.numel(), kChunkElements)));
+    for (int64_t first = 0; first < x.numel(); first += kChunkElements) {
+      const int64_t count = std::min<int64_t>(kChunkElements, x.numel() - first);
+      ConvertRange(x, first, count, v.data());
+      for (int64_t k = 0; k < count; ++k) sum += v[static_cast<size_t>(k)] * v[static_cast<size_t>(k)];
+    }
   }
   ctx.outputs[0] = Tensor(ctx.input(0).dtype(), {});
   ctx.outputs[0].SetFromDouble(0, std::sqrt(sum));

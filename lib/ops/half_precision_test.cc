@@ -1,0 +1,131 @@
+// The kernels that compute float16/bfloat16 tensors in float a chunk, row or tile at a time
+// (exec/kernels/float_range.h): on inputs exact in both 16-bit types, each 16-bit result must be
+// the float32 result rounded once, element for element, across chunk boundaries (9,000 elements:
+// chunks of 4,096), with row biases, residuals, masks and broadcasts.
+#include <catch2/catch.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "helpers/training_test_util.h"
+#include "util/half.h"
+
+namespace memopt::testing {
+namespace {
+
+constexpr const char* kMs = "com.microsoft";
+const std::vector<int64_t> kShape = {3, 3000};
+
+/// k / 64 for small integers k: exact in float16 and bfloat16 (at most 8 significant bits).
+std::vector<double> Exact(int64_t n, int mod, int offset = 0) {
+  std::vector<double> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(static_cast<int>((i * 37 + offset) % mod) - mod / 2) / 64.0;
+  return v;
+}
+
+/// Runs make(dtype) for float and each 16-bit type and checks every floating output is the float
+/// one rounded (other outputs equal).
+void ExpectRoundedOnce(const std::string& what, const std::function<KernelCall(DataType)>& make) {
+  INFO(what);
+  const std::vector<Tensor> f = MustRun(make(DataType::kFloat));
+  for (DataType t : {DataType::kFloat16, DataType::kBfloat16}) {
+    INFO(DataTypeName(t));
+    const std::vector<Tensor> h = MustRun(make(t));
+    REQUIRE(h.size() == f.size());
+    for (size_t o = 0; o < f.size(); ++o) {
+      INFO("output " << o);
+      if (!f[o].defined()) continue;
+      REQUIRE(h[o].shape() == f[o].shape());
+      int64_t differ = 0;
+      if (f[o].dtype() == DataType::kFloat) {
+        REQUIRE(h[o].dtype() == t);
+        for (int64_t i = 0; i < f[o].numel(); ++i) {
+          const float v = f[o].data<float>()[i];
+          differ += h[o].data<uint16_t>()[i] != (t == DataType::kFloat16 ? FloatToFloat16(v) : FloatToBfloat16(v));
+        }
+      } else {
+        for (int64_t i = 0; i < f[o].numel(); ++i) differ += f[o].GetAsDouble(i) != h[o].GetAsDouble(i);
+      }
+      CHECK(differ == 0);
+    }
+  }
+}
+
+TEST_CASE("16-bit elementwise training kernels: the float results rounded once", "[training][kernels][half]") {
+  const int64_t n = kShape[0] * kShape[1];
+  const std::vector<double> x = Exact(n, 201), dy = Exact(n, 97, 5), bias = Exact(kShape[1], 31, 3);
+  for (const char* op : {"Gelu", "FastGelu", "QuickGelu"}) {
+    ExpectRoundedOnce(op, [&](DataType t) {
+      KernelCall c(kMs, op);
+      c.Input(MakeTensor(t, kShape, x));
+      return c;
+    });
+  }
+  ExpectRoundedOnce("BiasGelu", [&](DataType t) {
+    KernelCall c(kMs, "BiasGelu");
+    c.Input(MakeTensor(t, kShape, x)).Input(MakeTensor(t, {kShape[1]}, bias));
+    return c;
+  });
+  for (const char* op : {"GeluGrad", "FastGeluGrad", "QuickGeluGrad", "ReluGrad", "SigmoidGrad", "TanhGrad"}) {
+    ExpectRoundedOnce(op, [&](DataType t) {
+      KernelCall c(kMs, op);
+      c.Input(MakeTensor(t, kShape, dy)).Input(MakeTensor(t, kShape, x));
+      return c;
+    });
+  }
+  for (const char* op : {"BiasGeluGrad_dX", "BiasFastGeluGrad_dX"}) {
+    ExpectRoundedOnce(op, [&](DataType t) {
+      KernelCall c(kMs, op);
+      c.Input(MakeTensor(t, kShape, dy)).Input(MakeTensor(t, kShape, x)).Input(MakeTensor(t, {kShape[1]}, bias));
+      return c;
+    });
+  }
+  ExpectRoundedOnce("Dropout with its mask", [&](DataType t) {
+    KernelCall c("", "Dropout", 2);
+    c.Version(13).Input(MakeTensor(t, kShape, x)).Input(Scalar(DataType::kFloat, 0.25)).Input(BoolScalar(true));
+    return c;
+  });
+  ExpectRoundedOnce("BitmaskBiasDropout with a residual", [&](DataType t) {
+    KernelCall c(kMs, "BitmaskBiasDropout", 2);
+    c.Input(MakeTensor(t, kShape, x)).Input(MakeTensor(t, {kShape[1]}, bias)).Input(MakeTensor(t, kShape, dy));
+    c.Input(Scalar(DataType::kFloat, 0.5)).Input(BoolScalar(true));
+    return c;
+  });
+  ExpectRoundedOnce("DropoutGrad", [&](DataType t) {
+    std::vector<double> mask(static_cast<size_t>(n));
+    for (size_t i = 0; i < mask.size(); ++i) mask[i] = i % 3 != 0;
+    KernelCall c(kMs, "DropoutGrad");
+    c.Input(MakeTensor(t, kShape, dy)).Input(MakeTensor(DataType::kBool, kShape, mask));
+    c.Input(Scalar(DataType::kFloat, 0.5)).Input(BoolScalar(true));
+    return c;
+  });
+  ExpectRoundedOnce("InPlaceAccumulatorV2", [&](DataType t) {
+    KernelCall c(kMs, "InPlaceAccumulatorV2", 2);
+    c.Input(MakeTensor(t, kShape, x)).Input(MakeTensor(t, kShape, dy));
+    return c;
+  });
+  ExpectRoundedOnce("Scale", [&](DataType t) {
+    KernelCall c(kMs, "Scale");
+    c.Input(MakeTensor(t, kShape, x)).Input(Scalar(DataType::kFloat, 0.5));
+    return c;
+  });
+  ExpectRoundedOnce("IsFinite", [&](DataType t) {
+    KernelCall c(kMs, "IsFinite");
+    c.Input(MakeTensor(t, kShape, x));
+    return c;
+  });
+  ExpectRoundedOnce("MixedPrecisionScale, separate and fused", [&](DataType t) {
+    KernelCall c(kMs, "MixedPrecisionScale", 1);
+    c.Input(Scalar(DataType::kFloat, 0.25)).Input(MakeTensor(t, kShape, x)).Input(MakeTensor(t, {5}, Exact(5, 9)));
+    c.Int("to", static_cast<int64_t>(t)).Int("fuse_outputs", 1);
+    return c;
+  });
+  ExpectRoundedOnce("BiasAdd", [&](DataType t) {
+    KernelCall c(kMs, "BiasAdd");
+    c.Input(MakeTensor(t, {3, 30, 100}, x)).Input(MakeTensor(t, {100}, Exact(100, 31))).Input(MakeTensor(t, {3, 30, 100}, dy));
+    return c;
+  });
+}
+
+}  // namespace
+}  // namespace memopt::testing
