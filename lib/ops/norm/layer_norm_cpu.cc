@@ -52,18 +52,20 @@ Status NormalizeLastDims(KernelContext& ctx, bool simplified, int bias_input, in
       (stash == DataType::kDouble || x.dtype() == DataType::kDouble) ? DataType::kDouble : DataType::kFloat;
   return DispatchCompute(ctx, compute, [&](auto tag) -> Status {
     using C = typename decltype(tag)::type;
-    InView<C> xv(x);
     InView<C> sv(scale);
     std::optional<InView<C>> bv;
     if (bias != nullptr) bv.emplace(*bias);
-    OutView<C> yv(ctx.outputs[0]);
+    Tensor& y = ctx.outputs[0];
+    const bool direct = StoredAs<C>(y);
     std::vector<C> mean(static_cast<size_t>(v.rows)), inv(static_cast<size_t>(v.rows));
-    const C* xp = xv.data();
-    C* yp = yv.data();
     const bool contiguous_params = scale.numel() == v.cols && (bias == nullptr || bias->numel() == v.cols);
+    const size_t cols = static_cast<size_t>(v.cols);
+    // Rows are read and written one at a time: 16-bit tensors are not copied to float whole.
     ParallelFor(v.rows, 3 * v.cols, [&](int64_t begin, int64_t end) {
+      ChunkBuffers<C> buf;
       for (int64_t r = begin; r < end; ++r) {
-        const C* row = xp + r * v.cols;
+        const C* row = ReadRange(x, r * v.cols, v.cols, buf.Get(0, cols));
+        C* out = direct ? y.data<C>() + r * v.cols : buf.Get(1, cols);
         C mu = 0;
         if (!simplified && v.cols > 0) mu = static_cast<C>(SumOf(row, v.cols) / static_cast<double>(v.cols));
         const double sq = SquaredDeviations(row, v.cols, static_cast<double>(mu));
@@ -71,7 +73,6 @@ Status NormalizeLastDims(KernelContext& ctx, bool simplified, int bias_input, in
         const C is = C(1) / std::sqrt(var + static_cast<C>(eps));
         mean[r] = mu;
         inv[r] = is;
-        C* out = yp + r * v.cols;
         if (contiguous_params) {  // Scale and B are whole rows: the loop vectorises
           const C* sp = sv.data();
           if (bias != nullptr) {
@@ -80,13 +81,14 @@ Status NormalizeLastDims(KernelContext& ctx, bool simplified, int bias_input, in
           } else {
             for (int64_t i = 0; i < v.cols; ++i) out[i] = (row[i] - mu) * is * sp[i];
           }
-          continue;
+        } else {
+          for (int64_t i = 0; i < v.cols; ++i) {
+            C value = (row[i] - mu) * is * sv[si[i]];
+            if (bias != nullptr) value += (*bv)[bi[i]];
+            out[i] = value;
+          }
         }
-        for (int64_t i = 0; i < v.cols; ++i) {
-          C y = (row[i] - mu) * is * sv[si[i]];
-          if (bias != nullptr) y += (*bv)[bi[i]];
-          out[i] = y;
-        }
+        if (!direct) StoreRange(out, v.cols, y, r * v.cols);
       }
     });
     if (HasOutput(ctx, out_mean)) {
@@ -124,19 +126,23 @@ Status SkipNorm(KernelContext& ctx, bool simplified) {
   if (ctx.output_wanted(3)) ctx.outputs[3] = Tensor(x.dtype(), x.shape());
   return DispatchCompute(ctx, x.dtype(), [&](auto tag) -> Status {
     using C = typename decltype(tag)::type;
-    InView<C> xv(x), kv(skip), gv(gamma);
+    InView<C> gv(gamma);
     std::optional<InView<C>> betav, biasv;
     if (beta != nullptr) betav.emplace(*beta);
     if (bias != nullptr) biasv.emplace(*bias);
-    OutView<C> yv(ctx.outputs[0]);
-    std::vector<C> sum(static_cast<size_t>(x.numel()));
+    Tensor& y = ctx.outputs[0];
     std::vector<C> mean(static_cast<size_t>(rows)), inv(static_cast<size_t>(rows));
     const int64_t skip_n = skip.numel();
+    const size_t hs = static_cast<size_t>(h);
+    // A row at a time: input and skip read, the sum (output 3) and Y stored per row.
     ParallelFor(rows, 4 * h, [&](int64_t begin, int64_t end) {
+      ChunkBuffers<C> buf;
       for (int64_t r = begin; r < end; ++r) {
-        C* s = sum.data() + r * h;
+        const C* xr = ReadRange(x, r * h, h, buf.Get(0, hs));
+        const C* kr = ReadRange(skip, (r * h) % skip_n, h, buf.Get(1, hs));  // skip rows repeat whole
+        C* s = buf.Get(2, hs);
         for (int64_t i = 0; i < h; ++i) {
-          C val = xv[r * h + i] + kv[(r * h + i) % skip_n];
+          C val = xr[i] + kr[i];
           if (bias != nullptr) val += (*biasv)[i];
           s[i] = val;
         }
@@ -151,11 +157,14 @@ Status SkipNorm(KernelContext& ctx, bool simplified) {
         const C is = C(1) / std::sqrt(sq / static_cast<C>(h) + static_cast<C>(eps));
         mean[r] = mu;
         inv[r] = is;
+        C* out = buf.Get(3, hs);
         for (int64_t i = 0; i < h; ++i) {
-          C y = (s[i] - mu) * is * gv[i];
-          if (beta != nullptr) y += (*betav)[i];
-          yv[r * h + i] = y;
+          C value = (s[i] - mu) * is * gv[i];
+          if (beta != nullptr) value += (*betav)[i];
+          out[i] = value;
         }
+        StoreRange(out, h, y, r * h);
+        if (HasOutput(ctx, 3)) StoreRange(s, h, ctx.outputs[3], r * h);
       }
     });
     if (HasOutput(ctx, 1)) {
@@ -165,10 +174,6 @@ Status SkipNorm(KernelContext& ctx, bool simplified) {
     if (HasOutput(ctx, 2)) {
       OutView<C> iv(ctx.outputs[2]);
       for (int64_t r = 0; r < rows; ++r) iv[r] = inv[r];
-    }
-    if (HasOutput(ctx, 3)) {
-      OutView<C> sv(ctx.outputs[3]);
-      for (int64_t i = 0; i < x.numel(); ++i) sv[i] = sum[i];
     }
     return Status::Ok();
   });

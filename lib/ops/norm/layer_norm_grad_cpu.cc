@@ -53,8 +53,6 @@ Status LayerNormalizationGradCpu(KernelContext& ctx) {
                                ? DataType::kDouble
                                : DataType::kFloat;
   return DispatchCompute(ctx, compute, [&]<typename C>() -> Status {
-    FloatIn<C> g(dy);
-    FloatIn<C> xin(x);
     FloatIn<C> s(scale);
     FloatIn<C> inv(ctx.input(inv_index));
     std::vector<C> mean_buf;
@@ -69,9 +67,12 @@ Status LayerNormalizationGradCpu(KernelContext& ctx) {
       bias_buf.resize(static_cast<size_t>(v.cols));
       ConvertToCompute(ctx.input(plan->bias_input), bias_buf.data());
     }
-    FloatOut<C> dx(ctx.outputs[0]);
-    auto xhat_at = [&](int64_t r, int64_t c) -> C {
-      const C xv = xin[r * v.cols + c];
+    Tensor& dx = ctx.outputs[0];
+    const bool direct = StoredAs<C>(dx);
+    // Rows of dY and X are read (and dX written) one at a time: 16-bit tensors are not copied to
+    // float whole. xhat_at(xrow, r, c) is x-hat of row r, column c.
+    auto xhat_at = [&](const C* xrow, int64_t r, int64_t c) -> C {
+      const C xv = xrow[c];
       if (kind == GradKind::kFull) return (xv - mean[r]) * inv[r];
       if (kind == GradKind::kSimplified) return xv * inv[r];
       return (xv - bias_buf[static_cast<size_t>(c)]) / s[c];
@@ -84,26 +85,31 @@ Status LayerNormalizationGradCpu(KernelContext& ctx) {
     std::vector<double> part_scale(static_cast<size_t>(chunks) * cols, 0.0), part_bias(part_scale.size(), 0.0);
     ParallelFor(chunks, 16 * v.cols * std::max<int64_t>(1, v.rows / std::max<int64_t>(1, chunks)),
                 [&](int64_t first, int64_t last) {
+      ChunkBuffers<C> buf;
       for (int64_t k = first; k < last; ++k) {
         double* ds = part_scale.data() + static_cast<size_t>(k) * cols;
         double* db = part_bias.data() + static_cast<size_t>(k) * cols;
         for (int64_t r = v.rows * k / chunks; r < v.rows * (k + 1) / chunks; ++r) {
           const int64_t base = r * v.cols;
+          const C* g = ReadRange(dy, base, v.cols, buf.Get(0, cols));
+          const C* xrow = ReadRange(x, base, v.cols, buf.Get(1, cols));
+          C* out = direct ? dx.data<C>() + base : buf.Get(2, cols);
           const C inv_r = inv[r];
           // Block sums (exec/kernels/block_sum.h): independent partials instead of one dependent
           // double chain per sum.
-          const double sum_b = BlockSum<C>(v.cols, [&](int64_t c) { return g[base + c] * s[c] * inv_r; });
+          const double sum_b = BlockSum<C>(v.cols, [&](int64_t c) { return g[c] * s[c] * inv_r; });
           const double sum_bx =
-              BlockSum<C>(v.cols, [&](int64_t c) { return g[base + c] * s[c] * inv_r * xhat_at(r, c); });
+              BlockSum<C>(v.cols, [&](int64_t c) { return g[c] * s[c] * inv_r * xhat_at(xrow, r, c); });
           const C mean_b =
               kind == GradKind::kSimplified ? C(0) : static_cast<C>(sum_b / static_cast<double>(v.cols));
           const C mean_bx = static_cast<C>(sum_bx / static_cast<double>(v.cols));
           for (int64_t c = 0; c < v.cols; ++c) {
-            const C xh = xhat_at(r, c);
-            dx[base + c] = g[base + c] * s[c] * inv_r - mean_b - xh * mean_bx;
-            ds[c] += static_cast<double>(g[base + c]) * static_cast<double>(xh);
-            db[c] += static_cast<double>(g[base + c]);
+            const C xh = xhat_at(xrow, r, c);
+            out[c] = g[c] * s[c] * inv_r - mean_b - xh * mean_bx;
+            ds[c] += static_cast<double>(g[c]) * static_cast<double>(xh);
+            db[c] += static_cast<double>(g[c]);
           }
+          if (!direct) StoreRange(out, v.cols, dx, base);
         }
       }
     });
