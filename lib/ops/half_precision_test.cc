@@ -119,6 +119,15 @@ TEST_CASE("16-bit elementwise training kernels: the float results rounded once",
     c.Int("to", static_cast<int64_t>(t)).Int("fuse_outputs", 1);
     return c;
   });
+  ExpectRoundedOnce("ATen embedding_backward, scaled by frequency", [&](DataType t) {
+    std::vector<int64_t> idx(90);
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int64_t>(i * 7 % 40);
+    KernelCall c("org.pytorch.aten", "ATen");
+    c.String("operator", "embedding_backward");
+    c.Input(MakeTensor(t, {90, 100}, Exact(9000, 61))).Input(I64({90}, idx)).Input(I64({}, {50}));
+    c.Input(I64({}, {3})).Input(BoolScalar(true)).Input(BoolScalar(false));
+    return c;
+  });
   ExpectRoundedOnce("BiasAdd", [&](DataType t) {
     KernelCall c(kMs, "BiasAdd");
     c.Input(MakeTensor(t, {3, 30, 100}, x)).Input(MakeTensor(t, {100}, Exact(100, 31))).Input(MakeTensor(t, {3, 30, 100}, dy));

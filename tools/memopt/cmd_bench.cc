@@ -83,16 +83,19 @@ int64_t PlannedFootprint(const Graph& graph, const DimBindings& dims) {
 
 /// (RSS peak - weights - inputs) / footprint (issue 37's measure; the code and libraries count
 /// in the RSS, not in the footprint, so small models stay well above 1); -1 when not measured.
-double RssLessWeightsOverFootprint(const ModelBench& b) {
-  if (b.rss_peak_bytes < 0 || b.footprint_bytes <= 0) return -1;
+/// The RSS peak less weights and inputs over the arena (the planned footprint less weights and
+/// inputs, which both sides then leave out), or -1 when not measured or without an arena.
+double RssLessWeightsOverArena(const ModelBench& b) {
+  if (b.rss_peak_bytes < 0 || b.arena_bytes <= 0) return -1;
   return static_cast<double>(b.rss_peak_bytes - b.memory.weights_and_inputs_bytes) /
-         static_cast<double>(b.footprint_bytes);
+         static_cast<double>(b.arena_bytes);
 }
 
-/// " (less weights and inputs: R x the planned footprint)", or "" when not measured.
-std::string RssOverFootprint(const ModelBench& b) {
-  const double r = RssLessWeightsOverFootprint(b);
-  return r < 0 ? std::string() : fmt::format(" (less weights and inputs: {:.3f} x the planned footprint)", r);
+/// " (less weights and inputs: R x the arena, code and libraries included)", or "".
+std::string RssOverArena(const ModelBench& b) {
+  const double r = RssLessWeightsOverArena(b);
+  return r < 0 ? std::string()
+               : fmt::format(" (less weights and inputs: {:.3f} x the arena, code and libraries included)", r);
 }
 
 /// Nearest-rank percentile of sorted values.
@@ -275,7 +278,7 @@ std::string RenderTable(const BenchBackend& backend, const std::vector<ModelBenc
       const int64_t growth = b.rss_peak_bytes - b.rss_before_bytes;
       text += fmt::format("  process RSS: peak {} over the runs{}, {} above the {} before them (code, model, weights, "
                           "inputs){}; {} the buffer pool keeps for the next step\n",
-                          HumanBytes(b.rss_peak_bytes), RssOverFootprint(b), HumanBytes(growth),
+                          HumanBytes(b.rss_peak_bytes), RssOverArena(b), HumanBytes(growth),
                           HumanBytes(b.rss_before_bytes),
                           b.arena_bytes > 0 ? fmt::format(": {:.3f} x the arena",
                                                           static_cast<double>(growth) / b.arena_bytes)
@@ -326,8 +329,8 @@ nlohmann::json RenderJson(const BenchBackend& backend, const std::vector<ModelBe
     if (b.rss_peak_bytes >= 0) {
       j["models"].back()["rss_peak_bytes"] = b.rss_peak_bytes;
       j["models"].back()["pool_cached_bytes"] = b.pool_cached_bytes;
-      if (RssLessWeightsOverFootprint(b) >= 0) {
-        j["models"].back()["rss_less_weights_and_inputs_over_footprint"] = RssLessWeightsOverFootprint(b);
+      if (RssLessWeightsOverArena(b) >= 0) {
+        j["models"].back()["rss_less_weights_and_inputs_over_arena"] = RssLessWeightsOverArena(b);
       }
       if (b.rss_before_bytes >= 0) {
         j["models"].back()["rss_before_bytes"] = b.rss_before_bytes;
