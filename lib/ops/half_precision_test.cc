@@ -170,5 +170,49 @@ TEST_CASE("16-bit layer normalisations and their gradients: the float results ro
   });
 }
 
+TEST_CASE("16-bit batch, instance and group normalisations and BatchNormalizationGrad: the float results rounded once",
+          "[training][kernels][half]") {
+  const std::vector<int64_t> shape = {4, 6, 30, 40};
+  const int64_t n = 4 * 6 * 1200;
+  const std::vector<double> x = Exact(n, 201), dy = Exact(n, 97, 5), scale = Exact(6, 7, 3), bias = Exact(6, 5, 1);
+  const std::vector<double> var = {0.5, 1, 1.5, 2, 0.25, 0.75};
+  ExpectRoundedOnce("BatchNormalization, training", [&](DataType t) {
+    KernelCall c("", "BatchNormalization", 3);
+    c.Version(15).Input(MakeTensor(t, shape, x)).Input(MakeTensor(t, {6}, scale)).Input(MakeTensor(t, {6}, bias));
+    c.Input(MakeTensor(t, {6}, bias)).Input(MakeTensor(t, {6}, var)).Int("training_mode", 1);
+    return c;
+  });
+  ExpectRoundedOnce("InstanceNormalization", [&](DataType t) {
+    KernelCall c("", "InstanceNormalization");
+    c.Input(MakeTensor(t, shape, x)).Input(MakeTensor(t, {6}, scale)).Input(MakeTensor(t, {6}, bias));
+    return c;
+  });
+  ExpectRoundedOnce("GroupNormalization", [&](DataType t) {
+    KernelCall c("", "GroupNormalization");
+    c.Version(21).Input(MakeTensor(t, shape, x)).Input(MakeTensor(t, {6}, scale)).Input(MakeTensor(t, {6}, bias));
+    c.Int("num_groups", 3);
+    return c;
+  });
+  ExpectRoundedOnce("BatchNormalizationGrad", [&](DataType t) {
+    KernelCall c(kMs, "BatchNormalizationGrad", 3);
+    c.Input(MakeTensor(t, shape, dy)).Input(MakeTensor(t, shape, x)).Input(MakeTensor(t, {6}, scale));
+    c.Input(MakeTensor(DataType::kFloat, {6}, bias)).Input(MakeTensor(DataType::kFloat, {6}, var));
+    return c;
+  });
+}
+
+TEST_CASE("16-bit Conv, an image at a time: the float results rounded once", "[training][kernels][half]") {
+  const std::vector<int64_t> shape = {3, 4, 20, 24};
+  const std::vector<double> x = Exact(3 * 4 * 480, 201), w = Exact(6 * 2 * 9, 31, 3), b = Exact(6, 7);
+  for (const char* strides : {"1", "2"}) {  // the direct convolution, and columns through a product
+    ExpectRoundedOnce(std::string("Conv, strides ") + strides, [&](DataType t) {
+      KernelCall c("", "Conv");
+      c.Input(MakeTensor(t, shape, x)).Input(MakeTensor(t, {6, 2, 3, 3}, w)).Input(MakeTensor(t, {6}, b));
+      c.Int("group", 2).Ints("pads", {1, 1, 1, 1}).Ints("strides", {std::stoll(strides), std::stoll(strides)});
+      return c;
+    });
+  }
+}
+
 }  // namespace
 }  // namespace memopt::testing

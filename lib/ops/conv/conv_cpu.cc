@@ -48,9 +48,7 @@ Status Conv(KernelContext& ctx) {
 
   return DispatchCompute(ctx, x.dtype(), [&](auto tag) -> Status {
     using C = typename decltype(tag)::type;
-    InView<C> xv(x);
     InView<C> wv(w);
-    OutView<C> yv(y);
     std::optional<InView<C>> bv;
     if (bias != nullptr) bv.emplace(*bias);
     const int64_t cg = c / group, mg = m / group;
@@ -58,35 +56,61 @@ Status Conv(KernelContext& ctx) {
     const int64_t osize = win.OutSize();
     const int64_t isize = win.InSize();
     const bool direct = win.ReadsImageAsIs();
-    if constexpr (std::is_same_v<C, float>) {
-      if (DirectConvApplies(win)) {  // unit strides, more than one tap: no column matrix (conv_direct.h)
-        DirectConv2D(xv.data(), wv.data(), bv ? bv->data() : nullptr, n, c, m, group, win, yv.data());
-        return Status::Ok();
-      }
-    }
-    // Images on the pool's threads at once, each range with its own column scratch; a single image
-    // parallelises inside Im2Col and Gemm instead.
-    ParallelFor(n, group * mg * osize * kdim, [&](int64_t first, int64_t last) {
-      ColumnBuffer<C> col(direct ? 0 : kdim * osize);
-      for (int64_t img = first; img < last; ++img) {
-        for (int64_t gi = 0; gi < group; ++gi) {
-          const C* xg = xv.data() + (img * c + gi * cg) * isize;
-          const C* src = xg;
-          if (!direct) {
-            Im2Col(xg, cg, win, col.data());
-            src = col.data();
-          }
-          C* yg = yv.data() + (img * m + gi * mg) * osize;
-          memopt::Gemm(false, false, mg, osize, kdim, C(1), wv.data() + gi * mg * kdim, kdim, src, osize, C(0), yg,
-                       osize);
-          if (bv) {  // while the image's output is still in cache
-            for (int64_t oc = 0; oc < mg; ++oc) {
-              const C bval = (*bv)[gi * mg + oc];
-              C* yp = yg + oc * osize;
-              for (int64_t i = 0; i < osize; ++i) yp[i] += bval;
-            }
+    // One image: each group's product (through a column matrix unless the window reads the image
+    // as it is), the bias added while the image's output is still in cache.
+    auto image = [&](const C* xi, C* yi, ColumnBuffer<C>& col) {
+      for (int64_t gi = 0; gi < group; ++gi) {
+        const C* xg = xi + gi * cg * isize;
+        const C* src = xg;
+        if (!direct) {
+          Im2Col(xg, cg, win, col.data());
+          src = col.data();
+        }
+        C* yg = yi + gi * mg * osize;
+        memopt::Gemm(false, false, mg, osize, kdim, C(1), wv.data() + gi * mg * kdim, kdim, src, osize, C(0), yg, osize);
+        if (bv) {
+          for (int64_t oc = 0; oc < mg; ++oc) {
+            const C bval = (*bv)[gi * mg + oc];
+            C* yp = yg + oc * osize;
+            for (int64_t i = 0; i < osize; ++i) yp[i] += bval;
           }
         }
+      }
+    };
+    const int64_t cost = group * mg * osize * kdim;
+    if (StoredAs<C>(x)) {  // float/double: images read and written in place
+      const C* xp = x.data<C>();
+      C* yp = y.data<C>();
+      if constexpr (std::is_same_v<C, float>) {
+        if (DirectConvApplies(win)) {  // unit strides, more than one tap: no column matrix (conv_direct.h)
+          DirectConv2D(xp, wv.data(), bv ? bv->data() : nullptr, n, c, m, group, win, yp);
+          return Status::Ok();
+        }
+      }
+      // Images on the pool's threads at once, each range with its own column scratch; a single
+      // image parallelises inside Im2Col and Gemm instead.
+      ParallelFor(n, cost, [&](int64_t first, int64_t last) {
+        ColumnBuffer<C> col(direct ? 0 : kdim * osize);
+        for (int64_t img = first; img < last; ++img) image(xp + img * c * isize, yp + img * m * osize, col);
+      });
+      return Status::Ok();
+    }
+    // float16/bfloat16: an image converted, computed and stored at a time, not the whole batch.
+    ParallelFor(n, cost, [&](int64_t first, int64_t last) {
+      ColumnBuffer<C> col(direct ? 0 : kdim * osize);
+      ChunkBuffers<C> buf;
+      for (int64_t img = first; img < last; ++img) {
+        const C* xi = ReadRange(x, img * c * isize, c * isize, buf.Get(0, static_cast<size_t>(c * isize)));
+        C* yi = buf.Get(1, static_cast<size_t>(m * osize));
+        bool done = false;
+        if constexpr (std::is_same_v<C, float>) {
+          if (DirectConvApplies(win)) {
+            DirectConv2D(xi, wv.data(), bv ? bv->data() : nullptr, 1, c, m, group, win, yi);
+            done = true;
+          }
+        }
+        if (!done) image(xi, yi, col);
+        StoreRange(yi, m * osize, y, img * m * osize);
       }
     });
     return Status::Ok();

@@ -62,19 +62,25 @@ Status BatchNormCore(KernelContext& ctx, bool spatial, bool training, int num_st
   }
   return DispatchCompute(ctx, x.dtype(), [&](auto tag) -> Status {
     using C = typename decltype(tag)::type;
-    InView<C> xv(x);
+    // (image, channel) rows of s values are read (and written) one at a time, so 16-bit tensors
+    // are not copied to float whole.
     InView<double> scale(ctx.input(1)), bias(ctx.input(2)), mean_in(ctx.input(3)), var_in(ctx.input(4));
-    OutView<C> yv(ctx.outputs[0]);
+    Tensor& y = ctx.outputs[0];
+    const bool direct = StoredAs<C>(y);
+    const size_t row_len = static_cast<size_t>(s);
     std::vector<double> mean(c), var(c);
     if (training) {
       ParallelFor(c, 2 * n * s, [&](int64_t begin, int64_t end) {
+        ChunkBuffers<C> buf;
         for (int64_t ch = begin; ch < end; ++ch) {
           double sum = 0;
-          for (int64_t b = 0; b < n; ++b) sum += SumOf(xv.data() + (b * c + ch) * s, s);
+          for (int64_t b = 0; b < n; ++b) sum += SumOf(ReadRange(x, (b * c + ch) * s, s, buf.Get(0, row_len)), s);
           const double count = static_cast<double>(n * s);
           mean[ch] = count > 0 ? sum / count : 0.0;
           double sq = 0;
-          for (int64_t b = 0; b < n; ++b) sq += SquaredDeviations(xv.data() + (b * c + ch) * s, s, mean[ch]);
+          for (int64_t b = 0; b < n; ++b) {
+            sq += SquaredDeviations(ReadRange(x, (b * c + ch) * s, s, buf.Get(0, row_len)), s, mean[ch]);
+          }
           var[ch] = count > 0 ? sq / count : 0.0;
         }
       });
@@ -95,14 +101,16 @@ Status BatchNormCore(KernelContext& ctx, bool spatial, bool training, int num_st
       }
     }
     ParallelFor(n * c, s, [&](int64_t begin, int64_t end) {
+      ChunkBuffers<C> buf;
       for (int64_t row = begin; row < end; ++row) {
         const int64_t ch = row % c;
         const double inv = 1.0 / std::sqrt(var[ch] + eps);
         const C a = static_cast<C>(scale[ch] * inv);
         const C b = static_cast<C>(bias[ch] - mean[ch] * scale[ch] * inv);
-        const C* p = xv.data() + row * s;
-        C* q = yv.data() + row * s;
+        const C* p = ReadRange(x, row * s, s, buf.Get(0, row_len));
+        C* q = direct ? y.data<C>() + row * s : buf.Get(1, row_len);
         for (int64_t i = 0; i < s; ++i) q[i] = p[i] * a + b;
+        if (!direct) StoreRange(q, s, y, row * s);
       }
     });
     return Status::Ok();
@@ -127,18 +135,23 @@ Status BatchNormInternal(KernelContext& ctx) {
   return BatchNormCore(ctx, true, ctx.node->GetInt("training_mode", 1) != 0, 4);
 }
 
-/// Normalises each of `rows` contiguous rows of length `len`; channel_of(row, i) picks the
-/// scale/bias entry of element i of the row.
+/// Normalises each of `rows` contiguous rows of length `len` of x into y (a row read and written
+/// at a time); affine(row, i, v) applies the scale/bias entry of element i of the row.
 template <typename C, typename Affine>
-void NormalizeRows(const C* x, C* y, int64_t rows, int64_t len, double eps, Affine&& affine) {
+void NormalizeRows(const Tensor& x, Tensor& y, int64_t rows, int64_t len, double eps, Affine&& affine) {
+  const bool direct = StoredAs<C>(y);
   ParallelFor(rows, 2 * len, [&](int64_t begin, int64_t end) {
+    ChunkBuffers<C> buf;
     for (int64_t r = begin; r < end; ++r) {
-      const Moments m = RowMoments(x + r * len, len);
+      const C* xr = ReadRange(x, r * len, len, buf.Get(0, static_cast<size_t>(len)));
+      C* yr = direct ? y.data<C>() + r * len : buf.Get(1, static_cast<size_t>(len));
+      const Moments m = RowMoments(xr, len);
       const double inv = 1.0 / std::sqrt(m.var + eps);
       for (int64_t i = 0; i < len; ++i) {
-        const double v = (static_cast<double>(x[r * len + i]) - m.mean) * inv;
-        y[r * len + i] = static_cast<C>(affine(r, i, v));
+        const double v = (static_cast<double>(xr[i]) - m.mean) * inv;
+        yr[i] = static_cast<C>(affine(r, i, v));
       }
+      if (!direct) StoreRange(yr, len, y, r * len);
     }
   });
 }
@@ -155,10 +168,8 @@ Status InstanceNormalization(KernelContext& ctx) {
   ctx.outputs[0] = Tensor(x.dtype(), x.shape());
   return DispatchCompute(ctx, x.dtype(), [&](auto tag) -> Status {
     using C = typename decltype(tag)::type;
-    InView<C> xv(x);
     InView<double> scale(ctx.input(1)), bias(ctx.input(2));
-    OutView<C> yv(ctx.outputs[0]);
-    NormalizeRows(xv.data(), yv.data(), x.dim(0) * c, s, eps,
+    NormalizeRows<C>(x, ctx.outputs[0], x.dim(0) * c, s, eps,
                   [&](int64_t r, int64_t, double v) { return v * scale[r % c] + bias[r % c]; });
     return Status::Ok();
   });
@@ -185,10 +196,8 @@ Status GroupNormalization(KernelContext& ctx) {
   ctx.outputs[0] = Tensor(x.dtype(), x.shape());
   return DispatchCompute(ctx, x.dtype(), [&](auto tag) -> Status {
     using C = typename decltype(tag)::type;
-    InView<C> xv(x);
     InView<double> scale(ctx.input(1)), bias(ctx.input(2));
-    OutView<C> yv(ctx.outputs[0]);
-    NormalizeRows(xv.data(), yv.data(), x.dim(0) * groups, cg * s, eps, [&](int64_t r, int64_t i, double v) {
+    NormalizeRows<C>(x, ctx.outputs[0], x.dim(0) * groups, cg * s, eps, [&](int64_t r, int64_t i, double v) {
       const int64_t g = r % groups;
       const int64_t k = per_channel ? g * cg + i / s : g;
       return v * scale[k] + bias[k];

@@ -40,23 +40,26 @@ Status BatchNormGradKernel(KernelContext& ctx) {
   if (ctx.output_wanted(1)) ctx.outputs[1] = Tensor(scale.dtype(), scale.shape());
   if (ctx.output_wanted(2)) ctx.outputs[2] = Tensor(scale.dtype(), scale.shape());
   return DispatchCompute(ctx, x.dtype(), [&]<typename C>() -> Status {
-    FloatIn<C> g(dy);
-    FloatIn<C> xin(x);
     FloatIn<C> s(scale);
     FloatIn<C> mean(ctx.input(3));
     FloatIn<C> inv(ctx.input(4));
-    FloatOut<C> dx(ctx.outputs[0]);
+    Tensor& dx = ctx.outputs[0];
+    const bool direct = StoredAs<C>(dx);
+    const size_t row = static_cast<size_t>(spatial);
     std::vector<double> dscale(static_cast<size_t>(channels), 0.0), dbias(static_cast<size_t>(channels), 0.0);
     const double m = static_cast<double>(n * spatial);
     // Channels in parallel: the two sums over the channel's rows (block_sum.h), then dX from them
     // as dX = coef * (M dY - dBias - xhat dScale), with xhat = (x - mean) * inv.
+    // (image, channel) rows of dY and X are read (and dX written) one at a time: 16-bit tensors
+    // are not copied to float whole.
     ParallelFor(channels, 3 * n * spatial, [&](int64_t c0, int64_t c1) {
+      ChunkBuffers<C> buf;
       for (int64_t c = c0; c < c1; ++c) {
         const C mu = mean[c], is = inv[c];
         double sum_g = 0, sum_gx = 0;
         for (int64_t b = 0; b < n; ++b) {
-          const C* gp = g.data() + (b * channels + c) * spatial;
-          const C* xp = xin.data() + (b * channels + c) * spatial;
+          const C* gp = ReadRange(dy, (b * channels + c) * spatial, spatial, buf.Get(0, row));
+          const C* xp = ReadRange(x, (b * channels + c) * spatial, spatial, buf.Get(1, row));
           sum_g += SumOf(gp, spatial);
           sum_gx += BlockSum<C>(spatial, [gp, xp, mu](int64_t k) { return gp[k] * (xp[k] - mu); });
         }
@@ -66,10 +69,11 @@ Status BatchNormGradKernel(KernelContext& ctx) {
         const C a = static_cast<C>(coef * m), bx = static_cast<C>(-coef * dscale[c]), d = static_cast<C>(-coef * dbias[c]);
         for (int64_t b = 0; b < n; ++b) {
           const int64_t base = (b * channels + c) * spatial;
-          const C* gp = g.data() + base;
-          const C* xp = xin.data() + base;
-          C* out = dx.data() + base;
+          const C* gp = ReadRange(dy, base, spatial, buf.Get(0, row));
+          const C* xp = ReadRange(x, base, spatial, buf.Get(1, row));
+          C* out = direct ? dx.data<C>() + base : buf.Get(2, row);
           for (int64_t k = 0; k < spatial; ++k) out[k] = a * gp[k] + bx * ((xp[k] - mu) * is) + d;
+          if (!direct) StoreRange(out, spatial, dx, base);
         }
       }
     });
