@@ -26,6 +26,9 @@ class CudaBackend : public BenchBackend {
     MEMOPT_ASSIGN_OR_RETURN(run_options.pool, DevicePool::Create());
     MEMOPT_ASSIGN_OR_RETURN(run_options.cublas, CreateCublas(run_options.pool->stream()));
     BenchRuns out;
+    // One arena for every iteration (its device memory kept by the pool), as on the CPU.
+    run_options.arena = PlanBenchArena(model, feeds, out);
+    run_options.plan_arena = false;  // none where it cannot be planned, and none planned per run
     const int total = options.warmup + options.iters;
     for (int i = 0; i < total; ++i) {
       run_options.profile = i >= options.warmup ? options.profile : nullptr;
@@ -34,6 +37,7 @@ class CudaBackend : public BenchBackend {
       if (options.on_run) options.on_run(i + 1);
       if (i + 1 == total) {
         out.memory = run.memory;
+        out.arena_use = run.arena;
         out.pool_peak_requested = run.pool.peak_requested;
         out.pool_peak_reserved = run.pool.peak_reserved;
         out.device_free_before = run.device_free_before;

@@ -9,9 +9,11 @@
 #include "analysis/boundary.h"
 #include "analysis/exec_order.h"
 #include "exec/bind_inputs.h"
+#include "exec/executor.h"
 #include "exec/initializer_reader.h"
 #include "exec/memory_tracker.h"
 #include "exec/node_loop.h"
+#include "device_arena.h"
 #include "host_fallback.h"
 
 namespace memopt::cuda {
@@ -54,8 +56,20 @@ struct CudaBackend {
   const CudaKernelRegistry& registry;
   Events* boundaries = nullptr;
   cudaStream_t stream = nullptr;
+  /// With an arena (pool->arena()), the node's output slots are offered around its kernel and its
+  /// outputs settled after it (cuda/device_arena.h).
+  std::shared_ptr<DevicePool> pool;
 
   Status Run(const Node& node, CudaKernelContext& ctx) const {
+    const bool arena = pool != nullptr && pool->arena() != nullptr;
+    if (arena) pool->OfferSlots(node);
+    Status status = RunKernel(node, ctx);
+    if (arena) pool->EndOffer();
+    MEMOPT_RETURN_IF_ERROR(status);
+    if (arena) MEMOPT_RETURN_IF_ERROR(SettleOnDevice(*pool, pool, node, ctx));
+    return Status::Ok();
+  }
+  Status RunKernel(const Node& node, CudaKernelContext& ctx) const {
     if (RunsOnHost(ctx, registry)) return RunOnHost(ctx, ctx.graph);
     const CudaKernelFn kernel = registry.Find(node.domain, node.op_type);
     if (kernel == nullptr) return Unsupported("node " + node.Describe() + ": no CUDA kernel for its input types");
@@ -102,6 +116,12 @@ class CudaRun {
       return Status::Ok();
     };
     MEMOPT_RETURN_IF_ERROR(BindInputs(model_, order_.order, feeds, tracker, sink));
+    const ArenaPlan* plan = options_.arena.get();
+    if (plan != nullptr && plan->order == order_.order && plan->offset.size() == graph_.values.size()) {
+      MEMOPT_RETURN_IF_ERROR(pool_->UseArena(options_.arena));
+    } else {
+      pool_->ClearArena();
+    }
 
     CudaKernelContext ctx;
     ctx.pool = pool_;
@@ -117,7 +137,7 @@ class CudaRun {
     MEMOPT_RETURN_IF_ERROR(timer.Create());
     MEMOPT_RETURN_IF_ERROR(timer.Record(0, pool_->stream()));
     if (profile) MEMOPT_RETURN_IF_ERROR(boundaries.Record(0, pool_->stream()));
-    CudaBackend backend{registry_, profile ? &boundaries : nullptr, pool_->stream()};
+    CudaBackend backend{registry_, profile ? &boundaries : nullptr, pool_->stream(), pool_};
     MEMOPT_RETURN_IF_ERROR(RunNodeLoop(graph_, order_, values_, ctx, tracker, backend));
     MEMOPT_RETURN_IF_ERROR(timer.Record(1, pool_->stream()));
     MEMOPT_ASSIGN_OR_RETURN(result.step_ms, timer.Elapsed(0, 1));
@@ -139,6 +159,7 @@ class CudaRun {
         }));
     result.memory = tracker.Stats(graph_, order_.order);
     result.pool = pool_->stats();
+    if (pool_->arena() != nullptr) result.arena = pool_->arena()->slots().use();
     return result;
   }
 
@@ -168,7 +189,15 @@ Expected<CudaRunResult> ExecuteCuda(const Model& model, const std::map<std::stri
   try {
     const CudaKernelRegistry& registry =
         options.registry != nullptr ? *options.registry : CudaKernelRegistry::Builtin();
-    CudaRun run(model, options, registry);
+    CudaRunOptions with_arena;
+    if (options.arena == nullptr && options.plan_arena && ArenaEnabled()) {
+      auto plan = PlanRunArena(model, feeds, options.order);
+      if (plan.ok()) {
+        with_arena = options;
+        with_arena.arena = *plan;
+      }
+    }
+    CudaRun run(model, with_arena.arena != nullptr ? with_arena : options, registry);
     return run.Go(feeds);
   } catch (const std::bad_alloc&) {
     return InvalidInput("out of host memory while running the model on the GPU");

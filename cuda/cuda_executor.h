@@ -31,6 +31,13 @@ struct CudaRunOptions {
   const CudaKernelRegistry* registry = nullptr;  ///< nullptr = CudaKernelRegistry::Builtin()
   /// Pool to run in (kept across bench iterations so its cache is warm); nullptr = a new one.
   std::shared_ptr<DevicePool> pool;
+  /// The arena the node outputs take their slots from (exec/arena_plan.h, cuda/device_arena.h):
+  /// used when made for this run's order; unset, a run plans its own (PlanRunArena) unless
+  /// MEMOPT_ARENA=0 or a size is unknown, and then runs on the caching pool alone. The pool keeps
+  /// the arena's device memory across runs of the same plan object.
+  std::shared_ptr<const ArenaPlan> arena;
+  /// false: no arena unless `arena` is given (the caching pool alone, for comparison).
+  bool plan_arena = true;
   /// cuBLAS handle bound to `pool`'s stream, kept across iterations so that its workspace is not
   /// set up inside the timed loop again each run; nullptr = a new one per run.
   CublasPtr cublas;
@@ -42,7 +49,8 @@ struct CudaRunOptions {
 struct CudaRunResult {
   std::map<std::string, Tensor> outputs;  ///< graph outputs by name, downloaded
   MemoryStats memory;     ///< live tensor bytes with the CPU executor's rules (the estimate's)
-  PoolStats pool;         ///< measured by the pool during this run (peaks reset at its start)
+  PoolStats pool;         ///< measured by the pool during this run (peaks reset at its start), arena included
+  ArenaUse arena;         ///< what the arena held (arena_bytes 0: the run had none)
   uint64_t device_free_before = 0;  ///< cudaMemGetInfo free bytes before the run ...
   uint64_t device_free_after = 0;   ///< ... and after it, values still held (cross-check)
   double step_ms = 0;     ///< CUDA events around the node loop (inputs already on the device)

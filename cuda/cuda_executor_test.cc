@@ -149,5 +149,44 @@ TEST_CASE("cuda executor: shape subgraphs run on the host, views share blocks", 
   CHECK(gpu->pool.peak_requested <= cpu->memory.peak_bytes);  // r is a view of x
 }
 
+TEST_CASE("cuda executor: outputs from the arena, bit for bit as from the pool alone", "[cuda][gpu]") {
+  MEMOPT_SKIP_WITHOUT_GPU();
+  // The plan fixtures exercise views kept, moved and copied out of the arena (exec/arena_slots.h).
+  for (const TinyRun& run : {TinyGraph(), TinyRun{ShapeGraph(), ShapeFeeds()}}) {
+    const Model& m = run.model;
+    const std::map<std::string, Tensor>& feeds = run.feeds;
+    auto plan = PlanRunArena(m, feeds);
+    INFO(plan.status().message());
+    REQUIRE(plan.ok());
+    CudaRunOptions with, without;
+    auto pool = DevicePool::Create();
+    REQUIRE(pool.ok());
+    with.pool = *pool;
+    with.arena = *plan;
+    auto a = ExecuteCuda(m, feeds, with);
+    INFO(a.status().message());
+    REQUIRE(a.ok());
+    auto again = ExecuteCuda(m, feeds, with);  // the same device memory, slots afresh
+    REQUIRE(again.ok());
+    without.plan_arena = false;
+    auto other = DevicePool::Create();
+    REQUIRE(other.ok());
+    without.pool = *other;
+    auto b = ExecuteCuda(m, feeds, without);
+    REQUIRE(b.ok());
+    CHECK(b->arena.arena_bytes == 0);
+    CHECK(a->arena.arena_bytes == (*plan)->arena_bytes);
+    CHECK(a->arena.in_slot + a->arena.views_kept + a->arena.moved > 0);
+    CHECK(again->arena.in_slot == a->arena.in_slot);
+    for (const auto& [name, t] : b->outputs) {
+      INFO(name);
+      CHECK(testing::MaxRelDiff(t, a->outputs.at(name)) == 0);
+      CHECK(testing::MaxRelDiff(t, again->outputs.at(name)) == 0);
+    }
+    CHECK(a->pool.peak_requested <= b->pool.peak_requested);
+    CHECK(a->pool.peak_reserved >= (*plan)->arena_bytes);
+  }
+}
+
 }  // namespace
 }  // namespace memopt::cuda

@@ -54,6 +54,15 @@ class DeviceTensor {
   bool defined() const { return dtype_ != DataType::kUndefined; }
 
   void* raw() const { return block_.get(); }
+  /// The block this handle shares (its deleter returns it to the pool or the arena).
+  const std::shared_ptr<void>& block() const { return block_; }
+  /// The same tensor (type, shape, host mirror) on another block of at least its bytes: where an
+  /// output was copied (cuda/device_arena.h).
+  DeviceTensor WithBlock(std::shared_ptr<void> block) const {
+    DeviceTensor t = *this;
+    t.block_ = std::move(block);
+    return t;
+  }
   template <typename T>
   T* data() const { return static_cast<T*>(raw()); }
 

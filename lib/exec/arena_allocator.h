@@ -22,18 +22,10 @@
 #include <vector>
 
 #include "exec/arena_plan.h"
+#include "exec/arena_slots.h"
 #include "exec/kernel.h"
 
 namespace memopt {
-
-/// What a run's arena held (RunResult::arena).
-struct ArenaUse {
-  int64_t arena_bytes = 0;   ///< the arena's size; 0 when the run did not use one
-  int64_t in_slot = 0;       ///< outputs a kernel wrote straight into their slot
-  int64_t views_kept = 0;    ///< outputs sharing another value's buffer (an arena value's for their whole life)
-  int64_t moved = 0;         ///< outputs copied into their own slot after the kernel
-  int64_t outside = 0;       ///< outputs with a slot left in the pool (size not as planned, or slot taken)
-};
 
 class ArenaAllocator {
  public:
@@ -60,32 +52,18 @@ class ArenaAllocator {
   /// After the kernel of `node` (its offer ended): each output settled as above.
   void Settle(const Node& node, KernelContext& ctx);
 
-  const ArenaUse& use() const { return use_; }
+  const ArenaUse& use() const { return slots_.use(); }
 
   /// For Tensor's allocation: a slot of exactly `bytes` offered on this thread, filled as asked;
   /// nullptr when none.
   static std::shared_ptr<std::byte[]> Claim(size_t bytes, bool zero);
 
  private:
-  struct Slot {
-    ValueId value;
-    bool claimed = false;
-  };
   std::shared_ptr<std::byte[]> SlotBuffer(ValueId v) const;
   int64_t OffsetOf(const Tensor& t) const;  ///< the buffer's offset in the arena, or -1 outside it
-  /// The arena value whose slot holds output j's data without it being written over before the
-  /// output is released, or kNone.
-  ValueId SafeHolder(const Node& node, const KernelContext& ctx, size_t j) const;
-  /// No other output of the node has its buffer in value v's slot.
-  bool SlotFree(ValueId v, const Node& node, const KernelContext& ctx, size_t j) const;
 
-  std::shared_ptr<const ArenaPlan> plan_;
+  ArenaSlots slots_;  ///< offers, claims and the settling decisions (exec/arena_slots.h)
   std::shared_ptr<std::byte[]> buffer_;
-  /// Per value id: the arena value whose slot holds its data (itself, or the value a view shares),
-  /// or kNone when its data is not in the arena.
-  std::vector<ValueId> holder_;
-  std::vector<Slot> slots_;  ///< the current node's output slots
-  ArenaUse use_;
 };
 
 }  // namespace memopt

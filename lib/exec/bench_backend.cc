@@ -49,15 +49,7 @@ class CpuBackend : public BenchBackend {
     run_options.seed = options.seed;
     run_options.output_grads = options.output_grads;
     BenchRuns out;
-    auto arena = ArenaEnabled() ? PlanRunArena(model, feeds)
-                                : Expected<std::shared_ptr<const ArenaPlan>>(InvalidInput("MEMOPT_ARENA=0"));
-    if (arena.ok()) {
-      run_options.arena = *arena;
-      out.arena_bytes = (*arena)->arena_bytes;
-    } else {
-      out.arena_bytes = 0;
-      out.no_arena = arena.status().message();
-    }
+    run_options.arena = PlanBenchArena(model, feeds, out);
     if (ResetRssPeak()) out.rss_before_bytes = StatusBytes("VmRSS");
     const int total = options.warmup + options.iters;
     for (int i = 0; i < total; ++i) {
@@ -88,6 +80,19 @@ class CpuBackend : public BenchBackend {
 };
 
 }  // namespace
+
+std::shared_ptr<const ArenaPlan> PlanBenchArena(const Model& model, const std::map<std::string, Tensor>& feeds,
+                                                BenchRuns& out) {
+  auto arena = ArenaEnabled() ? PlanRunArena(model, feeds)
+                              : Expected<std::shared_ptr<const ArenaPlan>>(InvalidInput("MEMOPT_ARENA=0"));
+  if (!arena.ok()) {
+    out.arena_bytes = 0;
+    out.no_arena = arena.status().message();
+    return nullptr;
+  }
+  out.arena_bytes = (*arena)->arena_bytes;
+  return *arena;
+}
 
 std::unique_ptr<BenchBackend> CpuBenchBackend() { return std::make_unique<CpuBackend>(); }
 

@@ -42,7 +42,8 @@ struct BenchRuns {
   /// just before them (code, the loaded model, weights, inputs; -1 when the mark could not be
   /// reset), and what the buffer pool holds free after them; -1 elsewhere.
   int64_t rss_peak_bytes = -1, rss_before_bytes = -1, pool_cached_bytes = -1;
-  /// CPU: the arena the runs allocated the node outputs from (exec/arena_allocator.h), 0 when none,
+  /// The arena the runs allocated the node outputs from (exec/arena_allocator.h on the CPU,
+  /// cuda/device_arena.h on the GPU), 0 when none,
   /// with why not (`no_arena`) and what it held in the last run; -1 elsewhere.
   int64_t arena_bytes = -1;
   std::string no_arena;
@@ -65,6 +66,11 @@ class BenchBackend {
   virtual Expected<BenchRuns> Run(const Model& model, const std::map<std::string, Tensor>& feeds,
                                   const BenchRunOptions& options) const = 0;
 };
+
+/// The arena a backend's runs share (PlanRunArena), recorded in `out` (arena_bytes, or 0 and why
+/// not in no_arena); nullptr when MEMOPT_ARENA=0 or a size is unknown at the bound dims.
+std::shared_ptr<const ArenaPlan> PlanBenchArena(const Model& model, const std::map<std::string, Tensor>& feeds,
+                                                BenchRuns& out);
 
 /// The CPU reference executor, one Execute call per run (the step time includes the order, the
 /// input and weight binding and the outputs; the node loop alone is reported beside it), with the
