@@ -57,7 +57,7 @@ struct ModelBench {
   /// code, the arena, buffers the pool keeps), its resident set before them (-1 when the mark
   /// covers the whole process), and what the buffer pool holds free; -1 when not measured.
   int64_t rss_peak_bytes = -1, rss_before_bytes = -1, pool_cached_bytes = -1;
-  /// --device cpu: the arena the node outputs came from (0: none, for the reason in no_arena),
+  /// The arena the node outputs came from, CPU or GPU (0: none, for the reason in no_arena),
   /// and what it held in the last run; -1 elsewhere.
   int64_t arena_bytes = -1;
   std::string no_arena;
