@@ -2,12 +2,7 @@
 
 #include <bit>
 
-// Compiled for AVX-512, AVX2 and the baseline, chosen at load time (as exec/math/vector_math.cc).
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define MEMOPT_HALF_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define MEMOPT_HALF_CLONES
-#endif
+#include "exec/math/target_clones.h"  // the loops for AVX-512, AVX2 and the baseline
 
 namespace memopt::math {
 
@@ -50,19 +45,19 @@ inline uint16_t FloatToBf16(float f) {
 
 }  // namespace
 
-MEMOPT_HALF_CLONES void HalfToFloatArray(const uint16_t* x, float* y, int64_t n) {
+MEMOPT_VECTOR_CLONES void HalfToFloatArray(const uint16_t* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = HalfToFloat(x[i]);
 }
 
-MEMOPT_HALF_CLONES void FloatToHalfArray(const float* x, uint16_t* y, int64_t n) {
+MEMOPT_VECTOR_CLONES void FloatToHalfArray(const float* x, uint16_t* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = FloatToHalf(x[i]);
 }
 
-MEMOPT_HALF_CLONES void Bfloat16ToFloatArray(const uint16_t* x, float* y, int64_t n) {
+MEMOPT_VECTOR_CLONES void Bfloat16ToFloatArray(const uint16_t* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::bit_cast<float>(static_cast<uint32_t>(x[i]) << 16);
 }
 
-MEMOPT_HALF_CLONES void FloatToBfloat16Array(const float* x, uint16_t* y, int64_t n) {
+MEMOPT_VECTOR_CLONES void FloatToBfloat16Array(const float* x, uint16_t* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = FloatToBf16(x[i]);
 }
 

@@ -1,13 +1,9 @@
 #include "exec/math/vector_math.h"
 
 // Each loop is compiled for AVX-512, AVX2 and the x86-64 baseline, chosen once at load time
-// (GCC function multiversioning). This file is built with -ffp-contract=off, so all three give
-// the same bits.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define MEMOPT_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define MEMOPT_VECTOR_CLONES
-#endif
+// (exec/math/target_clones.h). This file is built with -ffp-contract=off, so all three give the
+// same bits.
+#include "exec/math/target_clones.h"
 
 namespace memopt::math {
 

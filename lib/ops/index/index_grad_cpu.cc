@@ -7,6 +7,7 @@
 
 #include "exec/kernels/decode_inputs.h"
 #include "exec/kernels/gather_plan.h"
+#include "exec/kernels/scatter_add_rows.h"
 #include "exec/kernels/kernel_util.h"
 #include "exec/kernels/slice_region.h"
 #include "exec/kernels/tensor_common.h"
@@ -120,42 +121,17 @@ Status GatherGradKernel(KernelContext& ctx) {
   auto plan = DecodeGatherGrad(*ctx.node, shape, ctx.input(1), dy);
   if (!plan.ok()) return ctx.Error(plan.status().message());
   const std::vector<int64_t> idx = ReadIndices(ctx.input(1));
-  const int64_t pre = plan->outer, dim = plan->dim, post = plan->inner, q = plan->count;
+  const int64_t pre = plan->outer, dim = plan->dim, post = plan->inner;
   std::vector<int64_t> wrapped(idx.size());
   for (size_t i = 0; i < idx.size(); ++i) {
     auto k = ResolveIndex(idx[i], dim);
     if (!k.ok()) return ctx.Error(k.status().message());
     wrapped[i] = *k;
   }
-  // Each output row sums its sources in q order (a counting sort groups them), rows in parallel;
-  // 16-bit rows are summed in float one row at a time (exec/kernels/float_range.h), not in a float
-  // copy of the whole output (a vocabulary's embedding gradient: 154 MB for GPT-2's).
-  std::vector<int64_t> first(static_cast<size_t>(dim + 1), 0), sources(static_cast<size_t>(q));
-  for (int64_t k : wrapped) ++first[static_cast<size_t>(k + 1)];
-  for (int64_t r = 0; r < dim; ++r) first[static_cast<size_t>(r + 1)] += first[static_cast<size_t>(r)];
-  {
-    std::vector<int64_t> next(first.begin(), first.end() - 1);
-    for (int64_t j = 0; j < q; ++j) sources[static_cast<size_t>(next[static_cast<size_t>(wrapped[j])]++)] = j;
-  }
+  // By output row, in q order, 16-bit rows in float a row at a time (scatter_add_rows.h).
   ctx.outputs[0] = Tensor(dy.dtype(), shape);  // rows no index names stay zero
-  Tensor& out = ctx.outputs[0];
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
-    const int64_t per_row = post * std::max<int64_t>(1, q / std::max<int64_t>(dim, 1));
-    ParallelFor(pre * dim, per_row, [&](int64_t begin, int64_t end) {
-      std::vector<C> acc(StoredAs<C>(out) ? 0 : static_cast<size_t>(post)), row(static_cast<size_t>(post));
-      for (int64_t t = begin; t < end; ++t) {
-        const int64_t p = t / dim, r = t % dim;
-        const int64_t s0 = first[static_cast<size_t>(r)], s1 = first[static_cast<size_t>(r + 1)];
-        if (s0 == s1) continue;
-        C* dst = acc.empty() ? out.data<C>() + t * post : acc.data();
-        if (!acc.empty()) std::fill(acc.begin(), acc.end(), C(0));
-        for (int64_t s = s0; s < s1; ++s) {
-          const C* src = ReadRange<C>(dy, (p * q + sources[static_cast<size_t>(s)]) * post, post, row.data());
-          for (int64_t k = 0; k < post; ++k) dst[k] += src[k];
-        }
-        if (!acc.empty()) StoreRange(acc.data(), post, out, t * post);
-      }
-    });
+    ScatterAddRows<C>(dy, wrapped, pre, dim, post, ctx.outputs[0], -1, [](int64_t, int64_t) { return C(1); });
     return Status::Ok();
   });
 }

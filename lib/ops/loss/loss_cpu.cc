@@ -101,6 +101,17 @@ float LogSumExpRow(const float* x, int64_t n, float* buf) {
   return mx + std::log(math::ExpShiftedSum(x, nullptr, mx, buf, n));
 }
 
+/// log(sum(exp(x[k * stride]))) over k < n in C, max first (an infinite max counts as 0).
+template <typename C>
+C LogSumExp(const C* x, int64_t n, int64_t stride) {
+  C mx = -std::numeric_limits<C>::infinity();
+  for (int64_t k = 0; k < n; ++k) mx = std::max(mx, x[k * stride]);
+  if (std::isinf(mx)) mx = 0;
+  C sum = 0;
+  for (int64_t k = 0; k < n; ++k) sum += std::exp(x[k * stride] - mx);
+  return mx + std::log(sum);
+}
+
 /// Softmax cross entropy: log_prob = log_softmax over axis 1 (written to output 1 when wanted or
 /// `always_log_prob`), then NLL. Only the per-position log-sum-exp is kept when log_prob is not
 /// wanted. Scores are read a class row (or, strided, a block of positions) at a time, so float16
@@ -123,12 +134,7 @@ Status SoftmaxCrossEntropy(KernelContext& ctx, const LossSpec& spec, bool always
           if constexpr (std::is_same_v<C, float>) {  // vectorised exp (exec/math/vector_math.h)
             lse[static_cast<size_t>(r)] = LogSumExpRow(x, c, buf.data());
           } else {
-            C mx = -std::numeric_limits<C>::infinity();
-            for (int64_t k = 0; k < c; ++k) mx = std::max(mx, x[k]);
-            if (std::isinf(mx)) mx = 0;
-            C sum = 0;
-            for (int64_t k = 0; k < c; ++k) sum += std::exp(x[k] - mx);
-            lse[static_cast<size_t>(r)] = mx + std::log(sum);
+            lse[static_cast<size_t>(r)] = LogSumExp(x, c, 1);
           }
         }
       });
@@ -140,12 +146,7 @@ Status SoftmaxCrossEntropy(KernelContext& ctx, const LossSpec& spec, bool always
             const int64_t len = std::min(span, d - j0);
             ConvertBlock(scores, b * c * d + j0, c, d, len, block.data());
             for (int64_t jj = 0; jj < len; ++jj) {
-              C mx = -std::numeric_limits<C>::infinity();
-              for (int64_t k = 0; k < c; ++k) mx = std::max(mx, block[k * len + jj]);
-              if (std::isinf(mx)) mx = 0;
-              C sum = 0;
-              for (int64_t k = 0; k < c; ++k) sum += std::exp(block[k * len + jj] - mx);
-              lse[static_cast<size_t>(b * d + j0 + jj)] = mx + std::log(sum);
+              lse[static_cast<size_t>(b * d + j0 + jj)] = LogSumExp(block.data() + jj, c, len);
             }
           }
         }

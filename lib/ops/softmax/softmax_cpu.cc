@@ -111,16 +111,24 @@ Status SoftmaxFamily(KernelContext& ctx) {
   Tensor& y = ctx.outputs[0];
   return DispatchCompute(ctx, x.dtype(), [&](auto tag) -> Status {
     using C = typename decltype(tag)::type;
+    // `rows` contiguous rows of v.n: float softmax and log-softmax many rows per call.
+    auto contiguous = [&](const C* in, C* out, int64_t rows) {
+      if constexpr (std::is_same_v<C, float>) {
+        if (kKind != Kind::kHardmax) {
+          SoftmaxRows(in, out, rows, v.n, kKind == Kind::kLogSoftmax);
+          return;
+        }
+      }
+      for (int64_t r = 0; r < rows; ++r) Row<C>(kKind, in + r * v.n, nullptr, out + r * v.n, v.n, 1);
+    };
     if (StoredAs<C>(x)) {  // float or double: in place
       const C* xp = x.data<C>();
       C* yp = y.data<C>();
-      if constexpr (std::is_same_v<C, float>) {
-        if (v.inner == 1 && kKind != Kind::kHardmax) {  // contiguous rows: many per call
-          ParallelFor(v.outer, 3 * v.n, [&](int64_t begin, int64_t end) {
-            SoftmaxRows(xp + begin * v.n, yp + begin * v.n, end - begin, v.n, kKind == Kind::kLogSoftmax);
-          });
-          return Status::Ok();
-        }
+      if (v.inner == 1) {
+        ParallelFor(v.outer, 3 * v.n, [&](int64_t begin, int64_t end) {
+          contiguous(xp + begin * v.n, yp + begin * v.n, end - begin);
+        });
+        return Status::Ok();
       }
       ParallelFor(v.outer * v.inner, 3 * v.n, [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
@@ -134,21 +142,13 @@ Status SoftmaxFamily(KernelContext& ctx) {
     // float16/bfloat16: a block of rows (strided: of positions) converted at a time, not the
     // whole tensor (exec/kernels/float_range.h); the same arithmetic on the same float values.
     if (v.inner == 1) {
-      const int64_t per_block = std::max<int64_t>(1, 16384 / std::max<int64_t>(v.n, 1));
+      const int64_t per_block = BlockPositions(v.n, v.outer);
       ParallelFor(v.outer, 3 * v.n, [&](int64_t begin, int64_t end) {
         std::vector<C> in(static_cast<size_t>(per_block * v.n)), out(in.size());
         for (int64_t r0 = begin; r0 < end; r0 += per_block) {
           const int64_t rows = std::min(per_block, end - r0);
           ConvertRange(x, r0 * v.n, rows * v.n, in.data());
-          if constexpr (std::is_same_v<C, float>) {
-            if (kKind != Kind::kHardmax) {
-              SoftmaxRows(in.data(), out.data(), rows, v.n, kKind == Kind::kLogSoftmax);
-            } else {
-              for (int64_t r = 0; r < rows; ++r) Row<C>(kKind, in.data() + r * v.n, nullptr, out.data() + r * v.n, v.n, 1);
-            }
-          } else {
-            for (int64_t r = 0; r < rows; ++r) Row<C>(kKind, in.data() + r * v.n, nullptr, out.data() + r * v.n, v.n, 1);
-          }
+          contiguous(in.data(), out.data(), rows);
           StoreRange(out.data(), rows * v.n, y, r0 * v.n);
         }
       });

@@ -77,15 +77,13 @@ Status SoftmaxGradImpl(KernelContext& ctx, bool log_softmax, bool opset13) {
         const C s = static_cast<C>(sum);
         for (int64_t d = 0; d < layout.len; ++d) out[d] = g[d] - std::exp(fwd[d]) * s;
       } else {
+        // Contiguous float rows (attention's): the dot product vectorised; others in order.
+        const bool vectorised = std::is_same_v<C, float> && stride == 1 && float_rows;
         if constexpr (std::is_same_v<C, float>) {
-          if (stride == 1 && float_rows) {
-            // Contiguous float rows (attention's): the dot product vectorised.
-            sum = math::DotInDouble(g, fwd, layout.len);
-          } else {
-            for (int64_t d = 0; d < layout.len; ++d) sum += static_cast<double>(g[d]) * static_cast<double>(fwd[d]);
-          }
-        } else {
-          for (int64_t d = 0; d < layout.len; ++d) sum += static_cast<double>(g[d]) * static_cast<double>(fwd[d]);
+          if (vectorised) sum = math::DotInDouble(g, fwd, layout.len);
+        }
+        for (int64_t d = 0; d < layout.len && !vectorised; ++d) {
+          sum += static_cast<double>(g[d]) * static_cast<double>(fwd[d]);
         }
         const C s = static_cast<C>(sum);
         for (int64_t d = 0; d < layout.len; ++d) out[d] = fwd[d] * (g[d] - s);

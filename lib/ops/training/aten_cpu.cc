@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "exec/kernel.h"
+#include "exec/kernels/scatter_add_rows.h"
 #include "exec/kernels/training_util.h"
 #include "ir/op_registry.h"
 
@@ -74,34 +75,11 @@ Status EmbeddingBackward(KernelContext& ctx) {
       return ctx.Error("embedding index " + std::to_string(k) + " is outside [0, " + std::to_string(rows) + ")");
     }
   }
-  // Each weight row sums its sources in index order (a counting sort groups them), rows in
-  // parallel; 16-bit rows are summed in float one row at a time (exec/kernels/float_range.h), not
-  // in a float copy of the whole table (GPT-2's or BLOOM's vocabulary: hundreds of MB).
-  std::vector<int64_t> first(static_cast<size_t>(rows + 1), 0), sources(static_cast<size_t>(n));
-  for (int64_t k : idx) ++first[static_cast<size_t>(k + 1)];
-  for (int64_t r = 0; r < rows; ++r) first[static_cast<size_t>(r + 1)] += first[static_cast<size_t>(r)];
-  {
-    std::vector<int64_t> next(first.begin(), first.end() - 1);
-    for (int64_t i = 0; i < n; ++i) sources[static_cast<size_t>(next[static_cast<size_t>(idx[i])]++)] = i;
-  }
+  // By weight row, in index order, 16-bit rows in float a row at a time (scatter_add_rows.h).
   ctx.outputs[0] = Tensor(grad.dtype(), {rows, dim});  // rows no index names stay zero
-  Tensor& out = ctx.outputs[0];
   return DispatchCompute(ctx, grad.dtype(), [&]<typename C>() -> Status {
-    ParallelFor(rows, dim * std::max<int64_t>(1, n / std::max<int64_t>(rows, 1)), [&](int64_t begin, int64_t end) {
-      ChunkBuffers<C> buf;
-      for (int64_t k = begin; k < end; ++k) {
-        const int64_t s0 = first[static_cast<size_t>(k)], s1 = first[static_cast<size_t>(k + 1)];
-        if (s0 == s1 || k == padding_idx) continue;
-        const C scale = scale_by_freq ? C(1) / static_cast<C>(s1 - s0) : C(1);
-        const bool direct = StoredAs<C>(out);
-        C* dst = direct ? out.data<C>() + k * dim : buf.Get(0, static_cast<size_t>(dim));
-        if (!direct) std::fill(dst, dst + dim, C(0));
-        for (int64_t s = s0; s < s1; ++s) {
-          const C* src = ReadRange(grad, sources[static_cast<size_t>(s)] * dim, dim, buf.Get(1, static_cast<size_t>(dim)));
-          for (int64_t j = 0; j < dim; ++j) dst[j] += src[j] * scale;
-        }
-        if (!direct) StoreRange(dst, dim, out, k * dim);
-      }
+    ScatterAddRows<C>(grad, idx, 1, rows, dim, ctx.outputs[0], padding_idx, [&](int64_t, int64_t count) {
+      return scale_by_freq ? C(1) / static_cast<C>(count) : C(1);
     });
     return Status::Ok();
   });
