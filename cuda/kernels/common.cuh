@@ -57,12 +57,51 @@ template <typename T>
 struct alignas(16) Pack {
   T v[kPack<T>];
 };
-/// True when every pointer (nullptr counts) can be read as Packs.
-inline bool Aligned16(std::initializer_list<const void*> ptrs) {
+/// True when every pointer (nullptr counts) is a multiple of `alignment` bytes.
+inline bool AlignedTo(size_t alignment, std::initializer_list<const void*> ptrs) {
   for (const void* p : ptrs) {
-    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) return false;
+    if (reinterpret_cast<uintptr_t>(p) % alignment != 0) return false;
   }
   return true;
+}
+/// True when every pointer (nullptr counts) can be read as Packs.
+inline bool Aligned16(std::initializer_list<const void*> ptrs) { return AlignedTo(16, ptrs); }
+
+/// N consecutive elements of T in one access of N * sizeof(T) bytes (a power of two up to 16).
+template <typename T, int N>
+struct alignas(N * sizeof(T)) VecN {
+  T v[N];
+};
+/// Bytes a pointer must be a multiple of for LoadFloats/StoreFloats of N elements.
+template <typename T, int N>
+constexpr size_t kVecAlign = N * sizeof(T) < 16 ? N * sizeof(T) : 16;
+
+/// out[j] = p[j] in float for j < N: accesses of up to 16 bytes (p: kVecAlign<T, N> aligned).
+template <typename T, int N>
+__device__ inline void LoadFloats(const T* p, float* out) {
+  if constexpr (N * sizeof(T) <= 16) {
+    const VecN<T, N> in = *reinterpret_cast<const VecN<T, N>*>(p);
+#pragma unroll
+    for (int j = 0; j < N; ++j) out[j] = static_cast<float>(Elem<T>::Load(in.v[j]));
+  } else {
+    constexpr int kPart = 16 / static_cast<int>(sizeof(T));
+#pragma unroll
+    for (int k = 0; k < N / kPart; ++k) LoadFloats<T, kPart>(p + k * kPart, out + k * kPart);
+  }
+}
+/// p[j] = in[j] rounded to T for j < N, as LoadFloats.
+template <typename T, int N>
+__device__ inline void StoreFloats(T* p, const float* in) {
+  if constexpr (N * sizeof(T) <= 16) {
+    VecN<T, N> out;
+#pragma unroll
+    for (int j = 0; j < N; ++j) out.v[j] = Elem<T>::Store(in[j]);
+    *reinterpret_cast<VecN<T, N>*>(p) = out;
+  } else {
+    constexpr int kPart = 16 / static_cast<int>(sizeof(T));
+#pragma unroll
+    for (int k = 0; k < N / kPart; ++k) StoreFloats<T, kPart>(p + k * kPart, in + k * kPart);
+  }
 }
 /// The whole Packs of n elements when every pointer is 16-byte aligned, else 0 (all elements then
 /// go to the scalar kernel).

@@ -1,6 +1,8 @@
-// Device code of the layer normalisations (ops/norm/norm.cc): one group of threads per row (a
-// warp for rows up to 1024 elements, the block for longer ones), statistics in float as on the
-// CPU. The row is kept in shared memory between the passes when it fits, so x is read once.
+// Device code of the layer normalisations (ops/norm/norm.cc), statistics in float as on the CPU.
+// Rows whose length is a multiple of 16 bytes (up to 2,048 16-bit or 1,024 float elements) take
+// the register path: a warp per row, held in registers and moved 16 bytes at a time. Other rows
+// take one group of threads per row (a warp for rows up to 1024 elements, the block for longer
+// ones), kept in shared memory between the passes when it fits; either way x is read once.
 #include "norm_launch.h"
 #include "ops/reduce/reduce_common.cuh"
 
@@ -107,6 +109,136 @@ __global__ void __launch_bounds__(kThreads) LayerNormKernel(LayerNormArgs a, boo
   }
 }
 
+/// Vectors of N = 16 / sizeof(T) elements a lane holds at most in the register path.
+constexpr int kMaxRowVecs = 8;
+
+/// The register path: a warp per row of cols % N == 0 and at most 32 * kVecs * N elements. Each
+/// lane holds vectors lane, lane + 32, ... of its row in registers, so x (and skip) are read once,
+/// 16 bytes at a time, and y is written the same way. The same arithmetic as LayerNormKernel.
+template <typename T, typename P, int kVecs>
+__global__ void __launch_bounds__(kThreads) LayerNormRegsKernel(LayerNormArgs a) {
+  constexpr int N = 16 / static_cast<int>(sizeof(T));
+  constexpr int kRowsPerBlock = kThreads / 32;
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const int64_t nvec = a.cols / N;
+  const T* x = static_cast<const T*>(a.x);
+  const T* skip = static_cast<const T*>(a.skip);
+  const T* pre_bias = static_cast<const T*>(a.pre_bias);
+  const P* scale = static_cast<const P*>(a.scale);
+  const P* bias = static_cast<const P*>(a.bias);
+  P* y = static_cast<P*>(a.y);
+  T* sum_out = static_cast<T*>(a.sum_out);
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / 32; r < a.rows;
+       r += static_cast<int64_t>(gridDim.x) * kRowsPerBlock) {
+    const int64_t off = r * a.cols;
+    float v[kVecs][N];
+    // Every load first, then the arithmetic: kVecs independent 16-byte loads in flight per lane.
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k) {
+      const int64_t j = lane + 32 * k;
+      if (j < nvec) LoadFloats<T, N>(x + off + j * N, v[k]);
+    }
+    if (skip != nullptr) {
+      const T* skip_row = skip + (r % a.skip_rows) * a.cols;
+#pragma unroll
+      for (int k = 0; k < kVecs; ++k) {
+        const int64_t j = lane + 32 * k;
+        if (j < nvec) {
+          float s[N];
+          LoadFloats<T, N>(skip_row + j * N, s);
+#pragma unroll
+          for (int e = 0; e < N; ++e) v[k][e] += s[e];
+        }
+      }
+    }
+    if (pre_bias != nullptr) {
+#pragma unroll
+      for (int k = 0; k < kVecs; ++k) {
+        const int64_t j = lane + 32 * k;
+        if (j < nvec) {
+          float b[N];
+          LoadFloats<T, N>(pre_bias + j * N, b);
+#pragma unroll
+          for (int e = 0; e < N; ++e) v[k][e] += b[e];
+        }
+      }
+    }
+    float mean = 0.0f;
+    if (!a.simplified) {
+      float sum = 0.0f;
+#pragma unroll
+      for (int k = 0; k < kVecs; ++k) {
+        if (lane + 32 * k < nvec) {
+#pragma unroll
+          for (int e = 0; e < N; ++e) sum += v[k][e];
+        }
+      }
+      for (int m = 16; m > 0; m >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, m);
+      mean = sum / static_cast<float>(a.cols);
+    }
+    float sq = 0.0f;
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k) {
+      if (lane + 32 * k < nvec) {
+#pragma unroll
+        for (int e = 0; e < N; ++e) {
+          const float c = v[k][e] - mean;
+          sq += c * c;
+        }
+      }
+    }
+    for (int m = 16; m > 0; m >>= 1) sq += __shfl_xor_sync(0xffffffffu, sq, m);
+    const float inv_std = 1.0f / sqrtf(sq / static_cast<float>(a.cols) + a.epsilon);
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k) {
+      const int64_t j = lane + 32 * k;
+      if (j >= nvec) continue;
+      float sc[N], out[N];
+      LoadFloats<P, N>(scale + j * N, sc);
+#pragma unroll
+      for (int e = 0; e < N; ++e) out[e] = (v[k][e] - mean) * inv_std * sc[e];
+      if (bias != nullptr) {
+        float b[N];
+        LoadFloats<P, N>(bias + j * N, b);
+#pragma unroll
+        for (int e = 0; e < N; ++e) out[e] += b[e];
+      }
+      StoreFloats<P, N>(y + off + j * N, out);
+      if (sum_out != nullptr) StoreFloats<T, N>(sum_out + off + j * N, v[k]);
+    }
+    if (lane == 0) {
+      StoreStat(a.mean, a.stats_double, r, mean);
+      StoreStat(a.inv_std, a.stats_double, r, inv_std);
+    }
+  }
+}
+
+/// Launches the register path when the row and every pointer allow it; false otherwise.
+template <typename T, typename P>
+bool RunRegs(const LayerNormArgs& a, cudaStream_t stream, cudaError_t* err) {
+  constexpr int N = 16 / static_cast<int>(sizeof(T));
+  if (a.cols == 0 || a.cols % N != 0 || a.cols > 32 * kMaxRowVecs * N) return false;
+  if (!AlignedTo(16, {a.x, a.skip, a.pre_bias, a.sum_out}) ||
+      !AlignedTo(kVecAlign<P, N>, {a.scale, a.bias, a.y})) {
+    return false;
+  }
+  const int64_t per_lane = (a.cols / N + 31) / 32;
+  constexpr int64_t kRowsPerBlock = kThreads / 32;
+  const int64_t blocks = (a.rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  const dim3 grid(static_cast<unsigned>(blocks < 65536 ? blocks : 65536));
+  if (per_lane <= 1) {
+    LayerNormRegsKernel<T, P, 1><<<grid, kThreads, 0, stream>>>(a);
+  } else if (per_lane <= 2) {
+    LayerNormRegsKernel<T, P, 2><<<grid, kThreads, 0, stream>>>(a);
+  } else if (per_lane <= 4) {
+    LayerNormRegsKernel<T, P, 4><<<grid, kThreads, 0, stream>>>(a);
+  } else {
+    LayerNormRegsKernel<T, P, kMaxRowVecs><<<grid, kThreads, 0, stream>>>(a);
+  }
+  *err = cudaGetLastError();
+  return true;
+}
+
 template <int G, typename T, typename P>
 cudaError_t Run(const LayerNormArgs& a, cudaStream_t stream) {
   constexpr int64_t kRowsPerBlock = kThreads / G;
@@ -125,6 +257,8 @@ cudaError_t LaunchLayerNorm(ElemType x_type, ElemType param_type, const LayerNor
   return DispatchTypePair(x_type, param_type, [&](auto t, auto p) {
     using T = decltype(t);
     using P = decltype(p);
+    cudaError_t err = cudaSuccess;
+    if (RunRegs<T, P>(a, stream, &err)) return err;
     return a.cols <= 1024 ? Run<32, T, P>(a, stream) : Run<kThreads, T, P>(a, stream);
   });
 }

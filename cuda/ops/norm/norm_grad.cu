@@ -73,6 +73,7 @@ __global__ void __launch_bounds__(kThreads) GradRowsKernel(GradView<T, P> v, T* 
 /// (dy * xhat, dy) at row r, column c: the terms of dScale and dBias.
 template <typename T, typename P>
 struct GradColumnSrc {
+  static constexpr int kMaxVec = 1;  // one column per thread
   GradView<T, P> v;
   __device__ float2 Load(int64_t, int64_t r, int64_t c) const {
     const int64_t off = r * v.cols + c;

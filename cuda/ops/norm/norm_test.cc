@@ -115,6 +115,52 @@ TEST_CASE("cuda norm: LayerNormalization over several dims, broadcast parameters
   }
 }
 
+TEST_CASE("cuda norm: rows of whole 16-byte vectors (the register path) match the CPU", "[cuda][gpu]") {
+  MEMOPT_SKIP_WITHOUT_GPU();
+  uint32_t seed = 150;
+  for (DataType t : kFloatTypes) {
+    // 8 .. 2048 elements: one vector per row up to 8 per lane (2048 is the 16-bit limit, 1024 the
+    // float one; 2048 floats and 2056 take the general kernel beside it).
+    for (int64_t d : {int64_t{8}, int64_t{64}, int64_t{768}, int64_t{1024}, int64_t{2048}, int64_t{2056}}) {
+      {
+        KernelCall call("", "LayerNormalization", 3);
+        call.Input(RandomTensor(t, {37, d}, seed++));
+        call.Input(RandomTensor(t, {d}, seed++));
+        call.Input(RandomTensor(t, {d}, seed++));
+        INFO("LayerNormalization " << call.inputs[0]->Describe());
+        CompareWithCpu(call, TypeTol(t));
+      }
+      {
+        KernelCall call("", "SimplifiedLayerNormalization", 2);
+        call.Input(RandomTensor(t, {37, d}, seed++));
+        call.Input(RandomTensor(t, {d}, seed++));
+        INFO("SimplifiedLayerNormalization " << call.inputs[0]->Describe());
+        CompareWithCpu(call, TypeTol(t));
+      }
+      for (bool broadcast_skip : {false, true}) {
+        KernelCall call(kMs, "SkipLayerNormalization", 4);
+        call.Input(RandomTensor(t, {2, 19, d}, seed++));
+        call.Input(RandomTensor(t, broadcast_skip ? std::vector<int64_t>{19, d} : std::vector<int64_t>{2, 19, d},
+                                seed++));
+        call.Input(RandomTensor(t, {d}, seed++));
+        call.Input(RandomTensor(t, {d}, seed++));  // beta
+        call.Input(RandomTensor(t, {d}, seed++));  // bias before the normalisation
+        INFO("SkipLayerNormalization " << call.inputs[0]->Describe() << " skip " << call.inputs[1]->Describe());
+        CompareWithCpu(call, TypeTol(t));
+      }
+      if (t != DataType::kFloat) {
+        KernelCall call("", "LayerNormalization", 3);
+        call.Int("stash_type", 11);
+        call.Input(RandomTensor(t, {9, d}, seed++));
+        call.Input(RandomTensor(DataType::kFloat, {d}, seed++));
+        call.Input(RandomTensor(DataType::kFloat, {d}, seed++));
+        INFO("float parameters, double statistics " << call.inputs[0]->Describe());
+        CompareWithCpu(call, TypeTol(t));
+      }
+    }
+  }
+}
+
 TEST_CASE("cuda norm: SimplifiedLayerNormalization and RMSNormalization match the CPU", "[cuda][gpu]") {
   MEMOPT_SKIP_WITHOUT_GPU();
   uint32_t seed = 200;

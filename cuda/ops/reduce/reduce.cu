@@ -64,9 +64,14 @@ struct LogSumExpReduce {
 
 template <typename T>
 struct PassSrc {
+  static constexpr int kMaxVec = 16 / static_cast<int>(sizeof(T));
   const T* x;
   int64_t len, inner;
   __device__ float Load(int64_t o, int64_t r, int64_t c) const { return Elem<T>::Load(x[(o * len + r) * inner + c]); }
+  template <int V>
+  __device__ void LoadVec(int64_t o, int64_t r, int64_t c, float* out) const {
+    LoadFloats<T, V>(x + (o * len + r) * inner + c, out);
+  }
 };
 
 template <typename Op, typename T>
@@ -98,7 +103,9 @@ cudaError_t RunPass(const Op& op, const void* x, void* y, const ReducePass& p, f
     return cudaGetLastError();
   }
   if (p.inner == 1 && p.outer >= kRowReduceMinRows) return LaunchRowReduce(op, src, out, p.outer, p.len, stream);
-  return LaunchColumnReduce(op, src, out, PlanColumnReduce(p.outer, p.len, p.inner),
+  // 16 bytes of columns per thread and row when the rows are made of whole 16-byte vectors.
+  const int vec = AlignedTo(16, {x}) ? ColumnVecFor(p.inner, static_cast<int>(sizeof(In))) : 1;
+  return LaunchColumnReduce(op, src, out, PlanColumnReduce(p.outer, p.len, p.inner, vec),
                             reinterpret_cast<typename Op::Acc*>(scratch), stream);
 }
 

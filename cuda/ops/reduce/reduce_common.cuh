@@ -1,10 +1,11 @@
 // Device building blocks shared by the reductions (reduce.cu) and the normalisations (norm.cu,
 // norm_grad.cu): deterministic group reductions, the row reduction (one warp or block per
-// output) and the two-pass chunked column reduction (reduce_launch.h's ColumnPlan).
+// output) and the two-pass chunked column reduction (reduce_launch.h's ColumnPlan), whose first
+// pass reads one column or a 16-byte vector of columns per thread.
 //
 // A reduction is described by an Op (Acc type, Init, Add(acc, element), Merge(acc, acc)), a Src
 // (Load(o, r, c): the element at outer index o, reduced index r, column c, in whatever type Add
-// takes) and an Out (Store(j, acc): finishes and writes output j). Every merge happens in an
+// takes; kMaxVec, and when it is over 1 LoadVec<kMaxVec>(o, r, c, float* out): columns c .. c+V-1) and an Out (Store(j, acc): finishes and writes output j). Every merge happens in an
 // order fixed by the launch geometry, which depends on the shape only: results are reproducible.
 #pragma once
 
@@ -101,6 +102,7 @@ __global__ void __launch_bounds__(kThreads)
   for (int64_t o = blockIdx.z; o < p.outer; o += gridDim.z) {
     Acc acc = op.Init();
     if (c < p.cols) {
+#pragma unroll 4
       for (int64_t r = r0 + ty; r < r1; r += blockDim.y) acc = op.Add(acc, src.Load(o, r, c));
     }
     red[ty * bx + tx] = acc;
@@ -121,17 +123,99 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-/// Second pass: output j = the chunks' partial results for j merged in chunk order.
-template <typename Op, typename Out>
-__global__ void ColumnFinishKernel(Op op, Out out, const typename Op::Acc* partials, int chunks, int64_t n) {
-  MEMOPT_GRID_STRIDE(j, n) {
-    typename Op::Acc acc = partials[j];
-    for (int k = 1; k < chunks; ++k) acc = op.Merge(acc, partials[static_cast<int64_t>(k) * n + j]);
-    out.Store(j, acc);
+/// The first pass with p.vec = V columns per thread, read by one access per row (Src::LoadVec<V>
+/// gives V elements in float), four rows' accesses in flight at a time. Row lane ty folds rows
+/// ty, ty + ty_count, ... in order, as ColumnReduceKernel does for each column.
+template <int V, typename Op, typename Src, typename Out>
+__global__ void __launch_bounds__(kThreads)
+    ColumnReduceVecKernel(Op op, Src src, Out out, ColumnPlan p, typename Op::Acc* partials) {
+  using Acc = typename Op::Acc;
+  __shared__ Acc red[kThreads * V];
+  const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x, by = blockDim.y;
+  const int64_t c = (static_cast<int64_t>(blockIdx.x) * bx + tx) * V;
+  const int64_t r0 = static_cast<int64_t>(blockIdx.y) * p.chunk_rows;
+  const int64_t r1 = r0 + p.chunk_rows < p.rows ? r0 + p.chunk_rows : p.rows;
+  Acc* mine = red + (ty * bx + tx) * V;
+  for (int64_t o = blockIdx.z; o < p.outer; o += gridDim.z) {
+    Acc acc[V];
+#pragma unroll
+    for (int e = 0; e < V; ++e) acc[e] = op.Init();
+    if (c < p.cols) {
+      int64_t r = r0 + ty;
+      for (; r + 3 * by < r1; r += 4 * by) {
+        float v[4][V];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) src.template LoadVec<V>(o, r + k * by, c, v[k]);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+#pragma unroll
+          for (int e = 0; e < V; ++e) acc[e] = op.Add(acc[e], v[k][e]);
+        }
+      }
+      for (; r < r1; r += by) {
+        float v[V];
+        src.template LoadVec<V>(o, r, c, v);
+#pragma unroll
+        for (int e = 0; e < V; ++e) acc[e] = op.Add(acc[e], v[e]);
+      }
+    }
+#pragma unroll
+    for (int e = 0; e < V; ++e) mine[e] = acc[e];
+    __syncthreads();
+    for (int s = by / 2; s > 0; s >>= 1) {
+      if (ty < s) {
+        const Acc* other = red + ((ty + s) * bx + tx) * V;
+#pragma unroll
+        for (int e = 0; e < V; ++e) mine[e] = op.Merge(mine[e], other[e]);
+      }
+      __syncthreads();
+    }
+    if (ty == 0 && c < p.cols) {
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        const int64_t j = o * p.cols + c + e;
+        if (gridDim.y == 1) {
+          out.Store(j, mine[e]);
+        } else {
+          partials[static_cast<int64_t>(blockIdx.y) * p.outer * p.cols + j] = mine[e];
+        }
+      }
+    }
+    __syncthreads();  // red is refilled for the next outer index
   }
 }
 
-/// `partials`: p.partials() accumulators (unused with one chunk).
+/// Second pass: output j = the chunks' partial results for j, merged by a block of kFinishCols x
+/// kFinishLanes threads: lane ty folds chunks ty, ty + kFinishLanes, ... in order (their loads
+/// independent, so they overlap), then the lanes merge by a fixed tree.
+constexpr int kFinishCols = 32;
+constexpr int kFinishLanes = kThreads / kFinishCols;
+template <typename Op, typename Out>
+__global__ void __launch_bounds__(kThreads)
+    ColumnFinishKernel(Op op, Out out, const typename Op::Acc* partials, int chunks, int64_t n) {
+  using Acc = typename Op::Acc;
+  __shared__ Acc red[kThreads];
+  const int tx = threadIdx.x % kFinishCols, ty = threadIdx.x / kFinishCols;
+  for (int64_t j0 = static_cast<int64_t>(blockIdx.x) * kFinishCols; j0 < n;
+       j0 += static_cast<int64_t>(gridDim.x) * kFinishCols) {
+    const int64_t j = j0 + tx;
+    Acc acc = op.Init();
+    if (j < n) {
+#pragma unroll 4
+      for (int k = ty; k < chunks; k += kFinishLanes) acc = op.Merge(acc, partials[static_cast<int64_t>(k) * n + j]);
+    }
+    red[threadIdx.x] = acc;
+    __syncthreads();
+    for (int s = kFinishLanes / 2; s > 0; s >>= 1) {
+      if (ty < s) red[threadIdx.x] = op.Merge(red[threadIdx.x], red[threadIdx.x + s * kFinishCols]);
+      __syncthreads();
+    }
+    if (ty == 0 && j < n) out.Store(j, red[tx]);
+    __syncthreads();  // red is refilled for the next columns
+  }
+}
+
+/// `partials`: p.partials() accumulators (unused with one chunk). p.vec is 1 or Src::kMaxVec.
 template <typename Op, typename Src, typename Out>
 cudaError_t LaunchColumnReduce(const Op& op, const Src& src, const Out& out, const ColumnPlan& p,
                                typename Op::Acc* partials, cudaStream_t stream) {
@@ -139,10 +223,19 @@ cudaError_t LaunchColumnReduce(const Op& op, const Src& src, const Out& out, con
   const dim3 grid(static_cast<unsigned>(p.col_tiles), static_cast<unsigned>(p.chunks),
                   static_cast<unsigned>(p.outer_blocks));
   const dim3 block(static_cast<unsigned>(p.tx), static_cast<unsigned>(p.ty));
-  ColumnReduceKernel<<<grid, block, 0, stream>>>(op, src, out, p, partials);
+  if (p.vec == 1) {
+    ColumnReduceKernel<<<grid, block, 0, stream>>>(op, src, out, p, partials);
+  } else if constexpr (Src::kMaxVec > 1) {
+    if (p.vec != Src::kMaxVec) return cudaErrorInvalidValue;
+    ColumnReduceVecKernel<Src::kMaxVec><<<grid, block, 0, stream>>>(op, src, out, p, partials);
+  } else {
+    return cudaErrorInvalidValue;
+  }
   if (p.chunks > 1) {
     const int64_t n = p.outer * p.cols;
-    ColumnFinishKernel<<<BlocksFor(n), kThreads, 0, stream>>>(op, out, partials, p.chunks, n);
+    const int64_t blocks = (n + kFinishCols - 1) / kFinishCols;
+    ColumnFinishKernel<<<static_cast<unsigned>(blocks < 65536 ? blocks : 65536), kThreads, 0, stream>>>(
+        op, out, partials, p.chunks, n);
   }
   return cudaGetLastError();
 }

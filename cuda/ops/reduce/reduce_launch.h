@@ -11,32 +11,37 @@
 namespace memopt::cuda {
 
 /// How the chunked column reduction of an [outer, rows, cols] problem (sum over rows) splits the
-/// work: blocks of tx x ty threads (tx consecutive columns, so a warp reads whole rows of a
-/// column tile; ty row lanes), over a grid of col_tiles x chunks x outer_blocks. With one chunk
-/// the blocks write the results; otherwise each chunk writes partial results to scratch
-/// ([chunk][outer][cols]) and a second kernel folds them in chunk order. The split depends on
-/// the shape only, so results are reproducible from run to run and device to device.
+/// work: blocks of tx x ty threads (tx consecutive threads over columns, `vec` columns each, so a
+/// warp reads whole rows of a column tile; ty row lanes), over a grid of col_tiles x chunks x
+/// outer_blocks. With one chunk the blocks write the results; otherwise each chunk writes partial
+/// results to scratch ([chunk][outer][cols]) and a second kernel folds them (ColumnFinishKernel).
+/// The split depends on the shape (and `vec`) only, so results are reproducible from run to run
+/// and device to device.
 struct ColumnPlan {
   int64_t outer = 0, rows = 0, cols = 0;
   int64_t chunk_rows = 0;
   int64_t col_tiles = 0;
   int tx = 32, ty = 8;
+  int vec = 1;  ///< columns per thread, read by one access per row (cols % vec == 0)
   int chunks = 1;
   int outer_blocks = 1;
   /// Partial results in scratch (accumulators, not bytes); 0 with one chunk.
   int64_t partials() const { return chunks > 1 ? chunks * outer * cols : 0; }
 };
 
-inline ColumnPlan PlanColumnReduce(int64_t outer, int64_t rows, int64_t cols) {
+/// `vec` > 1 (a divisor of cols): each thread folds `vec` neighbouring columns.
+inline ColumnPlan PlanColumnReduce(int64_t outer, int64_t rows, int64_t cols, int vec = 1) {
   ColumnPlan p;
   p.outer = outer;
   p.rows = rows;
   p.cols = cols;
+  p.vec = vec;
+  const int64_t thread_cols = cols / vec;
   // Narrow tiles for few columns keep the warp's reads contiguous across rows.
   p.tx = 1;
-  while (p.tx < 32 && p.tx < cols) p.tx *= 2;
+  while (p.tx < 32 && p.tx < thread_cols) p.tx *= 2;
   p.ty = 256 / p.tx;
-  p.col_tiles = (cols + p.tx - 1) / p.tx;
+  p.col_tiles = (thread_cols + p.tx - 1) / p.tx;
   p.outer_blocks = static_cast<int>(outer < 65535 ? (outer > 0 ? outer : 1) : 65535);
   const int64_t base = (p.col_tiles > 0 ? p.col_tiles : 1) * p.outer_blocks;
   // Enough blocks to fill the device, but every thread folds at least 8 rows per chunk.
@@ -48,6 +53,14 @@ inline ColumnPlan PlanColumnReduce(int64_t outer, int64_t rows, int64_t cols) {
   p.chunk_rows = rows > 0 ? (rows + chunks - 1) / chunks : 0;
   p.chunks = rows > 0 ? static_cast<int>((rows + p.chunk_rows - 1) / p.chunk_rows) : 1;
   return p;
+}
+
+/// Columns per thread of a pass's column reduction over elements of `elem_bytes` bytes (the
+/// first pass reads the input type, later ones float partials): 16 bytes' worth when the columns
+/// divide into them, else 1. reduce.cu uses it when the input is 16-byte aligned too.
+inline int ColumnVecFor(int64_t cols, int elem_bytes) {
+  const int v = 16 / elem_bytes;
+  return cols % v == 0 ? v : 1;
 }
 
 enum class ReduceKind { kSum, kMean, kSumSquare, kL2, kMax, kMin, kLogSumExp };
@@ -76,7 +89,16 @@ constexpr int64_t kRowReduceMinRows = 1024;
 /// Float scratch elements a pass needs for its partial results (0: none).
 inline int64_t ReducePassScratch(const ReducePass& p) {
   if (p.len <= kPointReduceMaxLen || (p.inner == 1 && p.outer >= kRowReduceMinRows)) return 0;
-  return 2 * PlanColumnReduce(p.outer, p.len, p.inner).partials();  // up to 2 floats per accumulator
+  // Whichever split the pass takes (by element width and alignment): up to 2 floats per accumulator.
+  int64_t most = PlanColumnReduce(p.outer, p.len, p.inner).partials();
+  for (int bytes : {2, 4}) {
+    const int v = ColumnVecFor(p.inner, bytes);
+    if (v > 1) {
+      const int64_t n = PlanColumnReduce(p.outer, p.len, p.inner, v).partials();
+      if (n > most) most = n;
+    }
+  }
+  return 2 * most;
 }
 
 /// Runs one pass. `first`: x holds the input elements (SumSquare and L2 square them), else the

@@ -88,14 +88,19 @@ TEST_CASE("cuda reduce: the pass plan reduces every axis pattern (host side)", "
 
 TEST_CASE("cuda reduce: the column plan covers every row once", "[cuda]") {
   for (int64_t rows : {int64_t{0}, int64_t{1}, int64_t{255}, int64_t{4097}, int64_t{100000}}) {
-    for (int64_t cols : {int64_t{1}, int64_t{3}, int64_t{32}, int64_t{1023}}) {
-      const ColumnPlan p = PlanColumnReduce(2, rows, cols);
-      INFO(rows << " x " << cols);
-      CHECK(p.tx * p.ty == 256);
-      CHECK(p.col_tiles * p.tx >= cols);
-      CHECK(p.chunks >= 1);
-      CHECK(static_cast<int64_t>(p.chunks) * p.chunk_rows >= rows);
-      CHECK((p.chunks == 1 || static_cast<int64_t>(p.chunks - 1) * p.chunk_rows < rows));
+    for (int64_t cols : {int64_t{1}, int64_t{3}, int64_t{32}, int64_t{1023}, int64_t{768}, int64_t{40}}) {
+      for (int bytes : {2, 4}) {
+        const int vec = ColumnVecFor(cols, bytes);
+        const ColumnPlan p = PlanColumnReduce(2, rows, cols, vec);
+        INFO(rows << " x " << cols << ", " << vec << " columns per thread");
+        CHECK(cols % vec == 0);
+        CHECK(p.tx * p.ty == 256);
+        CHECK(p.col_tiles * p.tx * vec >= cols);
+        CHECK((p.col_tiles - 1) * p.tx * vec < cols);
+        CHECK(p.chunks >= 1);
+        CHECK(static_cast<int64_t>(p.chunks) * p.chunk_rows >= rows);
+        CHECK((p.chunks == 1 || static_cast<int64_t>(p.chunks - 1) * p.chunk_rows < rows));
+      }
     }
   }
 }
@@ -109,13 +114,18 @@ TEST_CASE("cuda reduce: the Reduce ops match the CPU on every axis pattern", "[c
   MEMOPT_SKIP_WITHOUT_GPU();
   // Between them the cases take every kernel path: one thread per output (<= 16 elements), a
   // warp or a block per row (inner size 1, >= 1024 rows), the column reduction with one and
-  // with several row chunks (also for a few long rows), and chains of two passes.
+  // with several row chunks (also for a few long rows), one column or a 16-byte vector of columns
+  // per thread, and chains of two passes.
   const std::vector<ReduceCase> cases = {
       {{37, 1023}, {1}},         {{37, 1023}, {0}},        {{37, 1023}, {}},       {{37, 1023}, {-1}},
       {{5, 7, 4097}, {2}},       {{5, 7, 4097}, {0, 1}},   {{5, 7, 4097}, {1}},    {{3, 4, 5, 6}, {0, 2}},
       {{3, 4, 5, 6}, {1, 3}},    {{3, 4, 5, 6}, {0, 3}},   {{3, 4, 5, 6}, {0, 1, 3}}, {{4097, 7}, {0}},
       {{300, 4, 50, 3}, {0, 2}}, {{2, 1, 3}, {1}},         {{7}, {0}},             {{1}, {}},
-      {{3, 40, 9, 30}, {1, 3}},  {{2, 2000, 33}, {1}},     {{1024, 2049}, {-1}}};
+      {{3, 40, 9, 30}, {1, 3}},  {{2, 2000, 33}, {1}},     {{1024, 2049}, {-1}},
+      // Columns in 16-byte vectors per thread (8 of 16 bits or 4 floats; 12 only for float),
+      // with several row chunks, outer indices, and a float second pass.
+      {{4096, 768}, {0}},        {{3, 300, 64}, {1}},      {{2, 50, 12}, {1}},     {{9, 40}, {0}},
+      {{20, 4, 50, 8}, {0, 2}}};
   uint32_t seed = 1;
   for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceSumSquare", "ReduceL2",
                          "ReduceLogSumExp"}) {

@@ -69,7 +69,8 @@ struct MaxOp {
 };
 
 /// Reduces v over the G threads of a group; every thread of the group gets the result. For
-/// G = kThreads, `smem` is 32 entries of block-shared scratch; all threads of the block call it.
+/// G > 32 (a block of G threads), `smem` is 32 entries of block-shared scratch; all threads of
+/// the block call it.
 template <int G, typename V, typename Op>
 __device__ V GroupReduce(V v, Op op, V identity, V* smem) {
   if constexpr (G == 1) {
@@ -78,7 +79,7 @@ __device__ V GroupReduce(V v, Op op, V identity, V* smem) {
     (void)smem;
     return v;
   } else {
-    static_assert(G == 32 || G == kThreads, "groups are a thread, a warp or the block");
+    static_assert(G % 32 == 0 && G <= 1024, "groups are a thread, a warp or a block");
     for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
     if constexpr (G > 32) {
       const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);

@@ -184,9 +184,12 @@ struct SceShape {
 };
 // Rows of 1, 7, 1023, 4097 and 50257 classes; class axis 1 with trailing dims; and label tensors
 // above kMirrorMaxElements (checked on the device only).
+// Contiguous rows (2-D scores) take the block-per-row kernels: rows of every 16-byte offset
+// (7, 1023, 4097, 50257 classes), rows of whole vectors (4096), and rows too long for shared
+// memory in the forward (130,000: the group kernels). [N, C, D] scores take the group kernels.
 const SceShape kSceShapes[] = {{{7, 1}},        {{9, 7}},          {{5, 1023}},   {{3, 4097}},
                                {{2, 50257}},    {{5, 7, 3}},       {{2, 1023, 3}}, {{3, 4, 2, 1000}},
-                               {{4099, 7}}};
+                               {{4099, 7}},     {{6, 4096}},       {{2, 130000}}};
 
 struct SceVariant {
   DataType label_type;
