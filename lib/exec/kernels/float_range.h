@@ -18,35 +18,43 @@
 
 namespace memopt {
 
+/// Whether t's elements are C (a kernel may then read and write them in place).
+template <typename C>
+bool StoredAs(const Tensor& t) {
+  return t.dtype() == (std::is_same_v<C, float> ? DataType::kFloat : DataType::kDouble);
+}
+
+/// out[i] = element base + i * stride of any numeric tensor as C (float16/bfloat16 decoded), for
+/// i < n. Contiguous 16-bit elements to float take the vectorised conversion.
+template <typename C>
+void ConvertStrided(const Tensor& t, int64_t base, int64_t stride, int64_t n, C* out) {
+  const auto each = [&](const auto* p, auto decode) {
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(decode(p[base + i * stride]));
+  };
+  const auto same = [](auto v) { return v; };
+  switch (t.dtype()) {
+    case DataType::kFloat: return each(t.data<float>(), same);
+    case DataType::kDouble: return each(t.data<double>(), same);
+    case DataType::kFloat16:
+      if constexpr (std::is_same_v<C, float>) {
+        if (stride == 1) return math::HalfToFloatArray(t.data<uint16_t>() + base, out, n);
+      }
+      return each(t.data<uint16_t>(), [](uint16_t h) { return Float16ToFloat(h); });
+    case DataType::kBfloat16:
+      if constexpr (std::is_same_v<C, float>) {
+        if (stride == 1) return math::Bfloat16ToFloatArray(t.data<uint16_t>() + base, out, n);
+      }
+      return each(t.data<uint16_t>(), [](uint16_t h) { return Bfloat16ToFloat(h); });
+    default:
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(t.GetAsDouble(base + i * stride));
+      return;
+  }
+}
+
 /// Elements [begin, begin + n) of any numeric tensor converted to C (float16/bfloat16 decoded).
 template <typename C>
 void ConvertRange(const Tensor& t, int64_t begin, int64_t n, C* out) {
-  switch (t.dtype()) {
-    case DataType::kFloat: {
-      const float* p = t.data<float>() + begin;
-      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(p[i]);
-      return;
-    }
-    case DataType::kDouble: {
-      const double* p = t.data<double>() + begin;
-      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(p[i]);
-      return;
-    }
-    case DataType::kFloat16:
-    case DataType::kBfloat16: {
-      const uint16_t* p = t.data<uint16_t>() + begin;
-      const bool half = t.dtype() == DataType::kFloat16;
-      if constexpr (std::is_same_v<C, float>) {
-        half ? math::HalfToFloatArray(p, out, n) : math::Bfloat16ToFloatArray(p, out, n);
-      } else {
-        for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(half ? Float16ToFloat(p[i]) : Bfloat16ToFloat(p[i]));
-      }
-      return;
-    }
-    default:
-      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(t.GetAsDouble(begin + i));
-      return;
-  }
+  ConvertStrided(t, begin, 1, n, out);
 }
 
 /// Stores n values of C into elements [begin, begin + n) of t, rounding to float16/bfloat16 (a
@@ -88,9 +96,23 @@ void StoreRange(const C* in, int64_t n, Tensor& t, int64_t begin) {
 /// into `buf` (room for n) and `buf`.
 template <typename C>
 const C* ReadRange(const Tensor& t, int64_t begin, int64_t n, C* buf) {
-  if (t.dtype() == (std::is_same_v<C, float> ? DataType::kFloat : DataType::kDouble)) return t.data<C>() + begin;
+  if (StoredAs<C>(t)) return t.data<C>() + begin;
   ConvertRange(t, begin, n, buf);
   return buf;
+}
+
+/// Where a kernel writes elements [begin, begin + n) of t as C: into t itself when its elements
+/// are C, else into `buf` (room for n), which CommitRange then stores into t.
+template <typename C>
+C* WriteRange(Tensor& t, int64_t begin, C* buf) {
+  return StoredAs<C>(t) ? t.data<C>() + begin : buf;
+}
+
+/// Finishes a WriteRange: stores the n values written at `p` into t from `begin` (rounding as
+/// StoreRange) unless they were written in place.
+template <typename C>
+void CommitRange(const C* p, int64_t n, Tensor& t, int64_t begin) {
+  if (!StoredAs<C>(t)) StoreRange(p, n, t, begin);
 }
 
 /// block[r * len + jj] = t[base + r * stride + jj] as C, for r < rows and jj < len: `len`
@@ -112,23 +134,7 @@ inline int64_t BlockPositions(int64_t rows, int64_t d) {
 template <typename C>
 const C* ReadStrided(const Tensor& t, int64_t base, int64_t stride, int64_t n, C* buf) {
   if (stride == 1) return ReadRange(t, base, n, buf);
-  switch (t.dtype()) {
-    case DataType::kFloat:
-      for (int64_t i = 0; i < n; ++i) buf[i] = static_cast<C>(t.data<float>()[base + i * stride]);
-      break;
-    case DataType::kDouble:
-      for (int64_t i = 0; i < n; ++i) buf[i] = static_cast<C>(t.data<double>()[base + i * stride]);
-      break;
-    case DataType::kFloat16:
-      for (int64_t i = 0; i < n; ++i) buf[i] = static_cast<C>(Float16ToFloat(t.data<uint16_t>()[base + i * stride]));
-      break;
-    case DataType::kBfloat16:
-      for (int64_t i = 0; i < n; ++i) buf[i] = static_cast<C>(Bfloat16ToFloat(t.data<uint16_t>()[base + i * stride]));
-      break;
-    default:
-      for (int64_t i = 0; i < n; ++i) buf[i] = static_cast<C>(t.GetAsDouble(base + i * stride));
-      break;
-  }
+  ConvertStrided(t, base, stride, n, buf);
   return buf;
 }
 
@@ -158,9 +164,6 @@ struct ChunkBuffers {
   }
 };
 
-/// Elements per chunk of ForEachChunk: a multiple of 32 (a bitmask word never spans two chunks).
-inline constexpr int64_t kChunkElements = 4096;
-
 /// Runs fn(first, count, buffers) over [0, n) in chunks of kChunkElements on the kernel threads
 /// (ParallelFor, `cost` per element), `buffers` being the calling thread's ChunkBuffers<C>.
 template <typename C, typename Fn>
@@ -172,12 +175,6 @@ void ForEachChunk(int64_t n, int64_t cost, Fn&& fn) {
       fn(first, n - first < kChunkElements ? n - first : kChunkElements, buffers);
     }
   });
-}
-
-/// Whether t's elements are C (a kernel may then read and write them in place).
-template <typename C>
-bool StoredAs(const Tensor& t) {
-  return t.dtype() == (std::is_same_v<C, float> ? DataType::kFloat : DataType::kDouble);
 }
 
 }  // namespace memopt

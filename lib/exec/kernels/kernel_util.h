@@ -194,6 +194,10 @@ void BroadcastBinary(const A* a, const std::vector<int64_t>& a_shape, const B* b
 // ---------------------------------------------------------------------------------------------
 // Threads.
 
+/// Elements per chunk of the kernels that work a chunk at a time (float_range.h's ForEachChunk,
+/// the dropout masks): a multiple of 32, so a bitmask word never spans two chunks.
+inline constexpr int64_t kChunkElements = 4096;
+
 /// Threads used by ParallelFor and by Gemm's split of large products (BLAS itself runs
 /// single-threaded): SetNumThreads's count, else MEMOPT_NUM_THREADS, else the machine's cores.
 int NumThreads();

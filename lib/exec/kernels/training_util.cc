@@ -100,10 +100,10 @@ void FillDropoutMaskRange(uint64_t seed, float ratio, int64_t first, int64_t cou
 }
 
 void FillDropoutMask(uint64_t seed, float ratio, int64_t n, uint8_t* keep) {
-  constexpr int64_t kBlock = 4096;
-  ParallelFor((n + kBlock - 1) / kBlock, kBlock * 10, [&](int64_t begin, int64_t end) {
+  ParallelFor((n + kChunkElements - 1) / kChunkElements, kChunkElements * 10, [&](int64_t begin, int64_t end) {
     for (int64_t b = begin; b < end; ++b) {
-      FillDropoutMaskRange(seed, ratio, b * kBlock, std::min(kBlock, n - b * kBlock), keep + b * kBlock);
+      const int64_t first = b * kChunkElements;
+      FillDropoutMaskRange(seed, ratio, first, std::min(kChunkElements, n - first), keep + first);
     }
   });
 }

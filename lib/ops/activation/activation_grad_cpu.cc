@@ -73,17 +73,16 @@ Status UnaryForward(KernelContext& ctx, int bias_index, F f) {
   Tensor& y = ctx.outputs[0];
   return DispatchCompute(ctx, x.dtype(), [&]<typename C>() -> Status {
     const BiasReader<C> bias(has_bias ? &ctx.input(bias_index) : nullptr, x.numel());
-    const bool direct = StoredAs<C>(y);
     ForEachChunk<C>(x.numel(), 20, [&](int64_t first, int64_t count, ChunkBuffers<C>& buf) {
       const C* in = ReadRange(x, first, count, buf.Get(0, count));
-      C* out = direct ? y.data<C>() + first : buf.Get(1, count);
+      C* out = WriteRange(y, first, buf.Get(1, count));
       if (bias.present()) {
         const C* bc = bias.Chunk(first, count, buf.Get(2, count));
         for (int64_t i = 0; i < count; ++i) out[i] = f(in[i] + bias.At(first + i, bc, first));
       } else {
         for (int64_t i = 0; i < count; ++i) out[i] = f(in[i]);
       }
-      if (!direct) StoreRange(out, count, y, first);
+      CommitRange(out, count, y, first);
     });
     return Status::Ok();
   });
@@ -103,18 +102,17 @@ Status BinaryGrad(KernelContext& ctx, const char* second_name, int bias_index, F
   Tensor& dx = ctx.outputs[0];
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
     const BiasReader<C> bias(bias_index >= 0 ? &ctx.input(bias_index) : nullptr, dy.numel());
-    const bool direct = StoredAs<C>(dx);
     ForEachChunk<C>(dy.numel(), 20, [&](int64_t first, int64_t count, ChunkBuffers<C>& buf) {
       const C* g = ReadRange(dy, first, count, buf.Get(0, count));
       const C* xv = ReadRange(x, first, count, buf.Get(1, count));
-      C* out = direct ? dx.data<C>() + first : buf.Get(2, count);
+      C* out = WriteRange(dx, first, buf.Get(2, count));
       if (bias.present()) {
         const C* bc = bias.Chunk(first, count, buf.Get(3, count));
         for (int64_t i = 0; i < count; ++i) out[i] = f(g[i], xv[i] + bias.At(first + i, bc, first));
       } else {
         for (int64_t i = 0; i < count; ++i) out[i] = f(g[i], xv[i]);
       }
-      if (!direct) StoreRange(out, count, dx, first);
+      CommitRange(out, count, dx, first);
     });
     return Status::Ok();
   });
@@ -148,13 +146,12 @@ Status GeluForward(KernelContext& ctx, int bias_index) {
   ctx.outputs[0] = Tensor::Uninitialized(x.dtype(), x.shape());
   Tensor& y = ctx.outputs[0];
   const BiasReader<float> bias(has_bias ? &ctx.input(bias_index) : nullptr, x.numel());
-  const bool direct = StoredAs<float>(y);
   ForBiasRows(x.numel(), has_bias ? ctx.input(bias_index).numel() : 0,
               [&](int64_t at, int64_t count, ChunkBuffers<float>& buf) {
                 const float* in = ReadRange(x, at, count, buf.Get(0, count));
-                float* out = direct ? y.data<float>() + at : buf.Get(1, count);
+                float* out = WriteRange(y, at, buf.Get(1, count));
                 math::GeluArray(in, bias.present() ? bias.Chunk(at, count, buf.Get(2, count)) : nullptr, out, count);
-                if (!direct) StoreRange(out, count, y, at);
+                CommitRange(out, count, y, at);
               });
   return Status::Ok();
 }
@@ -173,15 +170,14 @@ Status GeluBackward(KernelContext& ctx, int bias_index) {
   ctx.outputs[0] = Tensor::Uninitialized(dy.dtype(), x.shape());
   Tensor& dx = ctx.outputs[0];
   const BiasReader<float> bias(bias_index >= 0 ? &ctx.input(bias_index) : nullptr, dy.numel());
-  const bool direct = StoredAs<float>(dx);
   ForBiasRows(dy.numel(), bias_index >= 0 ? ctx.input(bias_index).numel() : 0,
               [&](int64_t at, int64_t count, ChunkBuffers<float>& buf) {
                 const float* g = ReadRange(dy, at, count, buf.Get(0, count));
                 const float* xv = ReadRange(x, at, count, buf.Get(1, count));
-                float* out = direct ? dx.data<float>() + at : buf.Get(2, count);
+                float* out = WriteRange(dx, at, buf.Get(2, count));
                 math::GeluGradArray(g, xv, bias.present() ? bias.Chunk(at, count, buf.Get(3, count)) : nullptr, out,
                                     count);
-                if (!direct) StoreRange(out, count, dx, at);
+                CommitRange(out, count, dx, at);
               });
   return Status::Ok();
 }

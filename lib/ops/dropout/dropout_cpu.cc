@@ -63,7 +63,6 @@ Status DropoutCpu(KernelContext& ctx) {
     if (bias != nullptr) ConvertRange(*bias, 0, bias->numel(), bias_values.data());
     const int64_t nb = bias != nullptr ? bias->numel() : 1;
     const Tensor* res = a.residual >= 0 ? &ctx.input(a.residual) : nullptr;
-    const bool direct = StoredAs<C>(y);
     ForEachChunk<C>(n, 8, [&](int64_t first, int64_t count, ChunkBuffers<C>& buf) {
       uint8_t* keep = buf.Bytes(static_cast<size_t>(count));
       if (random) {
@@ -74,7 +73,7 @@ Status DropoutCpu(KernelContext& ctx) {
       if (!copy) {
         const C* x = ReadRange(data, first, count, buf.Get(0, count));
         const C* r = res != nullptr ? ReadRange(*res, first, count, buf.Get(1, count)) : nullptr;
-        C* out = direct ? y.data<C>() + first : buf.Get(2, count);
+        C* out = WriteRange(y, first, buf.Get(2, count));
         for (int64_t i = 0; i < count; ++i) {
           C v = x[i];
           if (bias != nullptr) v += bias_values[static_cast<size_t>((first + i) % nb)];
@@ -82,7 +81,7 @@ Status DropoutCpu(KernelContext& ctx) {
           if (r != nullptr) v += r[i];
           out[i] = v;
         }
-        if (!direct) StoreRange(out, count, y, first);
+        CommitRange(out, count, y, first);
       }
       if (!want_mask) return;
       switch (a.mask) {
@@ -122,10 +121,9 @@ Status DropoutGradCpu(KernelContext& ctx) {
   Tensor& dx = ctx.outputs[0];
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
     const C scale = static_cast<C>(DropoutScale(plan->ratio));
-    const bool direct = StoredAs<C>(dx);
     ForEachChunk<C>(n, 4, [&](int64_t first, int64_t count, ChunkBuffers<C>& buf) {
       const C* g = ReadRange(dy, first, count, buf.Get(0, count));
-      C* out = direct ? dx.data<C>() + first : buf.Get(1, count);
+      C* out = WriteRange(dx, first, buf.Get(1, count));
       if (plan->bitmask) {
         const uint32_t* m = mask.data<uint32_t>();
         for (int64_t i = 0; i < count; ++i) {
@@ -136,7 +134,7 @@ Status DropoutGradCpu(KernelContext& ctx) {
         const uint8_t* m = mask.data<uint8_t>() + first;
         for (int64_t i = 0; i < count; ++i) out[i] = m[i] ? g[i] * scale : C(0);
       }
-      if (!direct) StoreRange(out, count, dx, first);
+      CommitRange(out, count, dx, first);
     });
     return Status::Ok();
   });

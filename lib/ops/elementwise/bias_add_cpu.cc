@@ -15,7 +15,6 @@ template <typename C>
 Status AddRows(const Tensor& x, const Tensor& bias, const Tensor& skip, Tensor& y, const BiasAddPlan& plan) {
   std::vector<C> bias_values(static_cast<size_t>(plan.channels));
   ConvertRange(bias, 0, plan.channels, bias_values.data());
-  const bool direct = StoredAs<C>(y);
   const size_t row = static_cast<size_t>(plan.channels);
   ParallelFor(plan.rows, plan.channels, [&](int64_t begin, int64_t end) {
     ChunkBuffers<C> buf;
@@ -23,9 +22,9 @@ Status AddRows(const Tensor& x, const Tensor& bias, const Tensor& skip, Tensor& 
       const int64_t base = r * plan.channels;
       const C* xs = ReadRange(x, base, plan.channels, buf.Get(0, row));
       const C* ss = ReadRange(skip, base, plan.channels, buf.Get(1, row));
-      C* ys = direct ? y.data<C>() + base : buf.Get(2, row);
+      C* ys = WriteRange(y, base, buf.Get(2, row));
       for (int64_t c = 0; c < plan.channels; ++c) ys[c] = xs[c] + bias_values[static_cast<size_t>(c)] + ss[c];
-      if (!direct) StoreRange(ys, plan.channels, y, base);
+      CommitRange(ys, plan.channels, y, base);
     }
   });
   return Status::Ok();

@@ -56,7 +56,6 @@ Status NormalizeLastDims(KernelContext& ctx, bool simplified, int bias_input, in
     std::optional<InView<C>> bv;
     if (bias != nullptr) bv.emplace(*bias);
     Tensor& y = ctx.outputs[0];
-    const bool direct = StoredAs<C>(y);
     std::vector<C> mean(static_cast<size_t>(v.rows)), inv(static_cast<size_t>(v.rows));
     const bool contiguous_params = scale.numel() == v.cols && (bias == nullptr || bias->numel() == v.cols);
     const size_t cols = static_cast<size_t>(v.cols);
@@ -65,7 +64,7 @@ Status NormalizeLastDims(KernelContext& ctx, bool simplified, int bias_input, in
       ChunkBuffers<C> buf;
       for (int64_t r = begin; r < end; ++r) {
         const C* row = ReadRange(x, r * v.cols, v.cols, buf.Get(0, cols));
-        C* out = direct ? y.data<C>() + r * v.cols : buf.Get(1, cols);
+        C* out = WriteRange(y, r * v.cols, buf.Get(1, cols));
         C mu = 0;
         if (!simplified && v.cols > 0) mu = static_cast<C>(SumOf(row, v.cols) / static_cast<double>(v.cols));
         const double sq = SquaredDeviations(row, v.cols, static_cast<double>(mu));
@@ -88,7 +87,7 @@ Status NormalizeLastDims(KernelContext& ctx, bool simplified, int bias_input, in
             out[i] = value;
           }
         }
-        if (!direct) StoreRange(out, v.cols, y, r * v.cols);
+        CommitRange(out, v.cols, y, r * v.cols);
       }
     });
     if (HasOutput(ctx, out_mean)) {

@@ -68,7 +68,6 @@ Status LayerNormalizationGradCpu(KernelContext& ctx) {
       ConvertToCompute(ctx.input(plan->bias_input), bias_buf.data());
     }
     Tensor& dx = ctx.outputs[0];
-    const bool direct = StoredAs<C>(dx);
     // Rows of dY and X are read (and dX written) one at a time: 16-bit tensors are not copied to
     // float whole. xhat_at(xrow, r, c) is x-hat of row r, column c.
     auto xhat_at = [&](const C* xrow, int64_t r, int64_t c) -> C {
@@ -93,7 +92,7 @@ Status LayerNormalizationGradCpu(KernelContext& ctx) {
           const int64_t base = r * v.cols;
           const C* g = ReadRange(dy, base, v.cols, buf.Get(0, cols));
           const C* xrow = ReadRange(x, base, v.cols, buf.Get(1, cols));
-          C* out = direct ? dx.data<C>() + base : buf.Get(2, cols);
+          C* out = WriteRange(dx, base, buf.Get(2, cols));
           const C inv_r = inv[r];
           // Block sums (exec/kernels/block_sum.h): independent partials instead of one dependent
           // double chain per sum.
@@ -109,7 +108,7 @@ Status LayerNormalizationGradCpu(KernelContext& ctx) {
             ds[c] += static_cast<double>(g[c]) * static_cast<double>(xh);
             db[c] += static_cast<double>(g[c]);
           }
-          if (!direct) StoreRange(out, v.cols, dx, base);
+          CommitRange(out, v.cols, dx, base);
         }
       }
     });

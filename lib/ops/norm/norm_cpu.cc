@@ -66,7 +66,6 @@ Status BatchNormCore(KernelContext& ctx, bool spatial, bool training, int num_st
     // are not copied to float whole.
     InView<double> scale(ctx.input(1)), bias(ctx.input(2)), mean_in(ctx.input(3)), var_in(ctx.input(4));
     Tensor& y = ctx.outputs[0];
-    const bool direct = StoredAs<C>(y);
     const size_t row_len = static_cast<size_t>(s);
     std::vector<double> mean(c), var(c);
     if (training) {
@@ -108,9 +107,9 @@ Status BatchNormCore(KernelContext& ctx, bool spatial, bool training, int num_st
         const C a = static_cast<C>(scale[ch] * inv);
         const C b = static_cast<C>(bias[ch] - mean[ch] * scale[ch] * inv);
         const C* p = ReadRange(x, row * s, s, buf.Get(0, row_len));
-        C* q = direct ? y.data<C>() + row * s : buf.Get(1, row_len);
+        C* q = WriteRange(y, row * s, buf.Get(1, row_len));
         for (int64_t i = 0; i < s; ++i) q[i] = p[i] * a + b;
-        if (!direct) StoreRange(q, s, y, row * s);
+        CommitRange(q, s, y, row * s);
       }
     });
     return Status::Ok();
@@ -139,19 +138,18 @@ Status BatchNormInternal(KernelContext& ctx) {
 /// at a time); affine(row, i, v) applies the scale/bias entry of element i of the row.
 template <typename C, typename Affine>
 void NormalizeRows(const Tensor& x, Tensor& y, int64_t rows, int64_t len, double eps, Affine&& affine) {
-  const bool direct = StoredAs<C>(y);
   ParallelFor(rows, 2 * len, [&](int64_t begin, int64_t end) {
     ChunkBuffers<C> buf;
     for (int64_t r = begin; r < end; ++r) {
       const C* xr = ReadRange(x, r * len, len, buf.Get(0, static_cast<size_t>(len)));
-      C* yr = direct ? y.data<C>() + r * len : buf.Get(1, static_cast<size_t>(len));
+      C* yr = WriteRange(y, r * len, buf.Get(1, static_cast<size_t>(len)));
       const Moments m = RowMoments(xr, len);
       const double inv = 1.0 / std::sqrt(m.var + eps);
       for (int64_t i = 0; i < len; ++i) {
         const double v = (static_cast<double>(xr[i]) - m.mean) * inv;
         yr[i] = static_cast<C>(affine(r, i, v));
       }
-      if (!direct) StoreRange(yr, len, y, r * len);
+      CommitRange(yr, len, y, r * len);
     }
   });
 }

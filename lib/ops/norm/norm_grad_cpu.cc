@@ -44,7 +44,6 @@ Status BatchNormGradKernel(KernelContext& ctx) {
     FloatIn<C> mean(ctx.input(3));
     FloatIn<C> inv(ctx.input(4));
     Tensor& dx = ctx.outputs[0];
-    const bool direct = StoredAs<C>(dx);
     const size_t row = static_cast<size_t>(spatial);
     std::vector<double> dscale(static_cast<size_t>(channels), 0.0), dbias(static_cast<size_t>(channels), 0.0);
     const double m = static_cast<double>(n * spatial);
@@ -71,9 +70,9 @@ Status BatchNormGradKernel(KernelContext& ctx) {
           const int64_t base = (b * channels + c) * spatial;
           const C* gp = ReadRange(dy, base, spatial, buf.Get(0, row));
           const C* xp = ReadRange(x, base, spatial, buf.Get(1, row));
-          C* out = direct ? dx.data<C>() + base : buf.Get(2, row);
+          C* out = WriteRange(dx, base, buf.Get(2, row));
           for (int64_t k = 0; k < spatial; ++k) out[k] = a * gp[k] + bx * ((xp[k] - mu) * is) + d;
-          if (!direct) StoreRange(out, spatial, dx, base);
+          CommitRange(out, spatial, dx, base);
         }
       }
     });

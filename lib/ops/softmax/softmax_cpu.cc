@@ -197,9 +197,9 @@ Status BiasSoftmax(KernelContext& ctx) {
         const int64_t rb = inner_broadcast ? r / repeat : r % bias_rows;
         const C* xr = ReadRange(x, r * e, e, xin.data());
         const C* br = ReadRange(bias, rb * e, e, bin.data());
-        C* yr = direct ? y.data<C>() + r * e : out.data();
+        C* yr = WriteRange(y, r * e, out.data());
         Row<C>(Kind::kSoftmax, xr, br, yr, e, 1);
-        if (!direct) StoreRange(yr, e, y, r * e);
+        CommitRange(yr, e, y, r * e);
       }
     });
     return Status::Ok();

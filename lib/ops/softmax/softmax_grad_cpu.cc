@@ -123,14 +123,13 @@ Status SoftmaxDropoutGradKernel(KernelContext& ctx) {
     ForEachRow<C>(layout, [&](int64_t base, int64_t, ChunkBuffers<C>& buf) {
       const C* g = ReadRange(dy, base, layout.len, buf.Get(0, len));
       const C* sm = ReadRange(y, base, layout.len, buf.Get(1, len));
-      const bool direct = StoredAs<C>(dx);
-      C* out = direct ? dx.data<C>() + base : buf.Get(2, len);
+      C* out = WriteRange(dx, base, buf.Get(2, len));
       auto masked = [&](int64_t d) { return keep[base + d] ? g[d] * scale : C(0); };
       double sum = 0;
       for (int64_t d = 0; d < layout.len; ++d) sum += static_cast<double>(masked(d)) * static_cast<double>(sm[d]);
       const C s = static_cast<C>(sum);
       for (int64_t d = 0; d < layout.len; ++d) out[d] = sm[d] * (masked(d) - s);
-      if (!direct) StoreRange(out, layout.len, dx, base);
+      CommitRange(out, layout.len, dx, base);
     });
     return Status::Ok();
   });

@@ -36,17 +36,16 @@ Status Accumulate(KernelContext& ctx, const Tensor& buffer, const Tensor& value,
       return Status::Ok();
     }
     // The same shape (a gradient into its buffer): a chunk at a time.
-    const bool direct = StoredAs<C>(out);
     ForEachChunk<C>(buffer.numel(), 2, [&](int64_t first, int64_t count, ChunkBuffers<C>& buf) {
       const C* v = ReadRange(value, first, count, buf.Get(0, count));
-      C* o = direct ? out.data<C>() + first : buf.Get(1, count);
+      C* o = WriteRange(out, first, buf.Get(1, count));
       if (overwrite) {
         std::copy(v, v + count, o);
       } else {
         const C* b = ReadRange(buffer, first, count, buf.Get(2, count));
         for (int64_t i = 0; i < count; ++i) o[i] = b[i] + v[i];
       }
-      if (!direct) StoreRange(o, count, out, first);
+      CommitRange(o, count, out, first);
     });
     return Status::Ok();
   });
@@ -111,12 +110,11 @@ Status ScaleKernel(KernelContext& ctx) {
   Tensor& y = ctx.outputs[0];
   return DispatchCompute(ctx, x.dtype(), [&]<typename C>() -> Status {
     const C f = static_cast<C>(s);
-    const bool direct = StoredAs<C>(y);
     ForEachChunk<C>(x.numel(), 2, [&](int64_t first, int64_t count, ChunkBuffers<C>& buf) {
       const C* in = ReadRange(x, first, count, buf.Get(0, count));
-      C* out = direct ? y.data<C>() + first : buf.Get(1, count);
+      C* out = WriteRange(y, first, buf.Get(1, count));
       for (int64_t i = 0; i < count; ++i) out[i] = down ? in[i] / f : in[i] * f;
-      if (!direct) StoreRange(out, count, y, first);
+      CommitRange(out, count, y, first);
     });
     return Status::Ok();
   });
