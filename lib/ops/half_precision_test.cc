@@ -3,6 +3,7 @@
 // the float32 result rounded once, element for element, across chunk boundaries (9,000 elements:
 // chunks of 4,096), with row biases, residuals, masks and broadcasts.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -170,8 +171,8 @@ TEST_CASE("16-bit layer normalisations and their gradients: the float results ro
   });
 }
 
-TEST_CASE("16-bit batch, instance and group normalisations and BatchNormalizationGrad: the float results rounded once",
-          "[training][kernels][half]") {
+// Batch, instance and group normalisations and BatchNormalizationGrad.
+TEST_CASE("16-bit batch-style normalisations: float results rounded once", "[training][kernels][half]") {
   const std::vector<int64_t> shape = {4, 6, 30, 40};
   const int64_t n = 4 * 6 * 1200;
   const std::vector<double> x = Exact(n, 201), dy = Exact(n, 97, 5), scale = Exact(6, 7, 3), bias = Exact(6, 5, 1);
@@ -212,6 +213,112 @@ TEST_CASE("16-bit Conv, an image at a time: the float results rounded once", "[t
       return c;
     });
   }
+}
+
+/// k-th index pattern: (i * step) % mod for i < n (repeats when n > mod / gcd).
+std::vector<int64_t> Pattern(int64_t n, int64_t step, int64_t mod, int64_t offset = 0) {
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = (i * step + offset) % mod;
+  return v;
+}
+
+// Pooling, ConvTranspose and their gradients, a plane or image at a time.
+TEST_CASE("16-bit pooling and convolution gradients: float results rounded once", "[training][kernels][half]") {
+  const std::vector<double> x = Exact(2 * 3 * 9 * 10, 201);
+  for (const char* op : {"AveragePool", "LpPool"}) {
+    ExpectRoundedOnce(op, [&](DataType t) {
+      KernelCall c("", op);
+      c.Version(11).Input(MakeTensor(t, {2, 3, 9, 10}, x)).Ints("kernel_shape", {3, 3}).Ints("strides", {2, 2});
+      c.Ints("pads", {1, 1, 1, 1});
+      return c;
+    });
+  }
+  // 3x3 windows at stride 1 overlap: input cells collect several terms.
+  const std::vector<double> dy = Exact(2 * 3 * 6 * 6, 97, 5);
+  ExpectRoundedOnce("AveragePoolGrad", [&](DataType t) {
+    KernelCall c("", "AveragePoolGrad");
+    c.Version(9).Input(MakeTensor(t, {2, 3, 6, 6}, dy)).Ints("kernel_shape", {3, 3}).Ints("pads", {1, 1, 1, 1});
+    return c;
+  });
+  // X [2, 3, 8, 8], 3x3 windows at stride 1 (6x6 outputs): each index a cell of its own window.
+  std::vector<int64_t> idx;
+  for (int64_t p = 0; p < 6; ++p)
+    for (int64_t oh = 0; oh < 6; ++oh)
+      for (int64_t ow = 0; ow < 6; ++ow) idx.push_back(p * 64 + (oh + (ow % 3)) * 8 + ow + (oh % 2));
+  ExpectRoundedOnce("MaxPoolGrad", [&](DataType t) {
+    KernelCall c("", "MaxPoolGrad");
+    c.Version(9).Input(MakeTensor(t, {2, 3, 6, 6}, dy)).Input(I64({2, 3, 6, 6}, idx)).Ints("kernel_shape", {3, 3});
+    return c;
+  });
+  // Strides 2: dX through columns for every type (unit strides take a direct float kernel).
+  const std::vector<double> cx = Exact(3 * 4 * 10 * 12, 201), w = Exact(6 * 2 * 9, 31, 3);
+  const std::vector<double> cdy = Exact(3 * 6 * 5 * 6, 97, 5);
+  ExpectRoundedOnce("ConvGrad", [&](DataType t) {
+    KernelCall c(kMs, "ConvGrad", 3);
+    c.Input(MakeTensor(t, {3, 6, 5, 6}, cdy)).Input(MakeTensor(t, {3, 4, 10, 12}, cx));
+    c.Input(MakeTensor(t, {6, 2, 3, 3}, w)).Int("group", 2).Ints("pads", {1, 1, 1, 1}).Ints("strides", {2, 2});
+    c.Ints("kernel_shape", {3, 3});
+    return c;
+  });
+  const std::vector<double> tx = Exact(2 * 4 * 5 * 6, 201), tw = Exact(4 * 3 * 9, 31, 3), tb = Exact(6, 7);
+  ExpectRoundedOnce("ConvTranspose", [&](DataType t) {
+    KernelCall c("", "ConvTranspose");
+    c.Input(MakeTensor(t, {2, 4, 5, 6}, tx)).Input(MakeTensor(t, {4, 3, 3, 3}, tw)).Input(MakeTensor(t, {6}, tb));
+    c.Int("group", 2).Ints("strides", {2, 2}).Ints("pads", {1, 1, 1, 1});
+    return c;
+  });
+}
+
+// LRN, MeanVarianceNormalization, DivGrad, the scatter gradients, a broadcast accumulator, NLL.
+TEST_CASE("16-bit walks and scatters: float results rounded once", "[training][kernels][half]") {
+  const std::vector<double> x = Exact(2 * 7 * 5 * 6, 201);
+  ExpectRoundedOnce("LRN", [&](DataType t) {
+    KernelCall c("", "LRN");
+    c.Input(MakeTensor(t, {2, 7, 5, 6}, x)).Int("size", 3);
+    return c;
+  });
+  ExpectRoundedOnce("MeanVarianceNormalization", [&](DataType t) {
+    KernelCall c("", "MeanVarianceNormalization");
+    c.Input(MakeTensor(t, {2, 3, 40, 40}, Exact(2 * 3 * 1600, 201)));
+    return c;
+  });
+  const int64_t n = kShape[0] * kShape[1];
+  const std::vector<double> dy = Exact(n, 97, 5), a = Exact(n, 201), b = Exact(kShape[1], 31, 40);
+  for (bool b_full : {false, true}) {
+    // B strictly positive (k / 64 for k in 1..31 or 1..201).
+    ExpectRoundedOnce(b_full ? "DivGrad, A broadcast" : "DivGrad, B broadcast", [&](DataType t) {
+      std::vector<double> bp = b_full ? Exact(n, 201, 7) : b;
+      for (double& v : bp) v = std::abs(v) + 1.0 / 64.0;
+      KernelCall c(kMs, "DivGrad", 2);
+      c.Input(MakeTensor(t, kShape, dy));
+      c.Input(b_full ? MakeTensor(t, {kShape[1]}, b) : MakeTensor(t, kShape, a));
+      c.Input(b_full ? MakeTensor(t, kShape, bp) : MakeTensor(t, {kShape[1]}, bp));
+      return c;
+    });
+  }
+  // 3 x 50 sources into 3 x 4,000 targets, many of them twice.
+  ExpectRoundedOnce("GatherElementsGrad", [&](DataType t) {
+    KernelCall c(kMs, "GatherElementsGrad");
+    c.Input(MakeTensor(t, {3, 50}, Exact(150, 97, 5))).Input(I64({2}, {3, 4000}));
+    c.Input(I64({3, 50}, Pattern(150, 7, 60))).Int("axis", 1);
+    return c;
+  });
+  ExpectRoundedOnce("GatherNDGrad", [&](DataType t) {
+    KernelCall c(kMs, "GatherNDGrad");
+    c.Input(I64({2}, {50, 200})).Input(I64({30, 1}, Pattern(30, 3, 20))).Input(MakeTensor(t, {30, 200}, Exact(6000, 97, 5)));
+    return c;
+  });
+  ExpectRoundedOnce("InPlaceAccumulatorV2, broadcast value", [&](DataType t) {
+    KernelCall c(kMs, "InPlaceAccumulatorV2", 2);
+    c.Input(MakeTensor(t, kShape, a)).Input(MakeTensor(t, {kShape[1]}, b));
+    return c;
+  });
+  ExpectRoundedOnce("NegativeLogLikelihoodLoss", [&](DataType t) {
+    KernelCall c("", "NegativeLogLikelihoodLoss");
+    c.Version(13).Input(MakeTensor(t, {4, 5000}, Exact(20000, 201))).Input(I64({4}, {3, 4999, 0, 2500}));
+    c.String("reduction", "none");
+    return c;
+  });
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 // (exec/math/half_rows.h) and give util/half.h's bits.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -162,6 +163,65 @@ struct ChunkBuffers {
     if (bytes.size() < n) bytes.resize(n);
     return bytes.data();
   }
+};
+
+/// Element reads of a tensor as C for single-threaded walks (ForEachIndexed's order): the tensor
+/// itself when its elements are C, else the kChunkElements-element chunk holding the element,
+/// converted when the walk enters it. Any order is correct; increasing order converts each chunk
+/// once.
+template <typename C>
+class ChunkedReader {
+ public:
+  explicit ChunkedReader(const Tensor& t) : t_(t), direct_(StoredAs<C>(t) ? t.data<C>() : nullptr) {}
+  C operator[](int64_t i) {
+    if (direct_ != nullptr) return direct_[i];
+    if (i < start_ || i >= start_ + count_) {
+      start_ = i - i % kChunkElements;
+      count_ = std::min(kChunkElements, t_.numel() - start_);
+      buf_.resize(static_cast<size_t>(kChunkElements));
+      ConvertRange(t_, start_, count_, buf_.data());
+    }
+    return buf_[static_cast<size_t>(i - start_)];
+  }
+
+ private:
+  const Tensor& t_;
+  const C* direct_;
+  std::vector<C> buf_;
+  int64_t start_ = 0, count_ = 0;
+};
+
+/// Element access to an output tensor as C for single-threaded walks, as ChunkedReader: the
+/// chunk holding the element is converted when the walk enters it and stored back (rounded once)
+/// when the walk leaves it or at Flush / destruction.
+template <typename C>
+class ChunkedWriter {
+ public:
+  explicit ChunkedWriter(Tensor& t) : t_(t), direct_(StoredAs<C>(t) ? t.data<C>() : nullptr) {}
+  ~ChunkedWriter() { Flush(); }
+  ChunkedWriter(const ChunkedWriter&) = delete;
+  ChunkedWriter& operator=(const ChunkedWriter&) = delete;
+  C& operator[](int64_t i) {
+    if (direct_ != nullptr) return direct_[i];
+    if (i < start_ || i >= start_ + count_) {
+      Flush();
+      start_ = i - i % kChunkElements;
+      count_ = std::min(kChunkElements, t_.numel() - start_);
+      buf_.resize(static_cast<size_t>(kChunkElements));
+      ConvertRange(t_, start_, count_, buf_.data());
+    }
+    return buf_[static_cast<size_t>(i - start_)];
+  }
+  /// Stores the current chunk into the tensor (the chunk stays current).
+  void Flush() {
+    if (count_ > 0) StoreRange(buf_.data(), count_, t_, start_);
+  }
+
+ private:
+  Tensor& t_;
+  C* direct_;
+  std::vector<C> buf_;
+  int64_t start_ = 0, count_ = 0;
 };
 
 /// Runs fn(first, count, buffers) over [0, n) in chunks of kChunkElements on the kernel threads

@@ -7,6 +7,10 @@
 // with auto_pad SAME_* and no pads, out = output_shape (default in*stride) and the total padding
 // stride*(in-1) + output_padding + (k-1)*dilation + 1 - out is split floor(total/2) at the begin
 // for SAME_UPPER (at the end for SAME_LOWER).
+#include <algorithm>
+#include <optional>
+
+#include "exec/kernels/float_range.h"
 #include "exec/kernels/im2col.h"
 #include "exec/kernels/math_util.h"
 #include "ir/op_registry.h"
@@ -112,31 +116,36 @@ Status ConvTranspose(KernelContext& ctx) {
 
   return DispatchCompute(ctx, x.dtype(), [&](auto tag) -> Status {
     using C = typename decltype(tag)::type;
-    InView<C> xv(x);
+    // W and B whole (parameters); X and Y an image at a time (16-bit images converted and
+    // stored one at a time). The bias is added after each image's col2im, as before.
     InView<C> wv(w);
-    OutView<C> yv(y);
+    std::optional<InView<C>> bv;
+    if (bias != nullptr) bv.emplace(*bias);
     const int64_t ksize = win.KernelSize();
     const int64_t isize = win.OutSize();  // X pixels
     const int64_t osize = win.InSize();   // Y pixels
     const int64_t rows = mg * ksize;
+    const int64_t x_image = c * isize, y_image = m * osize;
     ColumnBuffer<C> col(rows * isize);
+    ChunkBuffers<C> buf;
     for (int64_t img = 0; img < n; ++img) {
+      const C* xi = ReadRange(x, img * x_image, x_image, buf.Get(0, static_cast<size_t>(x_image)));
+      C* yi = WriteRange(y, img * y_image, buf.Get(1, static_cast<size_t>(y_image)));
+      if (!StoredAs<C>(y)) std::fill(yi, yi + y_image, C(0));  // Y itself starts zeroed
       for (int64_t gi = 0; gi < group; ++gi) {
-        const C* xg = xv.data() + (img * c + gi * cg) * isize;
+        const C* xg = xi + gi * cg * isize;
         const C* wg = wv.data() + gi * cg * rows;
         memopt::Gemm(true, false, rows, isize, cg, C(1), wg, rows, xg, isize, C(0), col.data(), isize);
-        C* yg = yv.data() + (img * m + gi * mg) * osize;
-        Col2Im(col.data(), mg, win, yg);
+        Col2Im(col.data(), mg, win, yi + gi * mg * osize);
       }
-    }
-    if (bias != nullptr) {
-      InView<C> bv(*bias);
-      for (int64_t img = 0; img < n; ++img)
+      if (bv.has_value()) {
         for (int64_t oc = 0; oc < m; ++oc) {
-          C* yp = yv.data() + (img * m + oc) * osize;
-          const C bval = bv[oc];
+          C* yp = yi + oc * osize;
+          const C bval = (*bv)[oc];
           for (int64_t i = 0; i < osize; ++i) yp[i] += bval;
         }
+      }
+      CommitRange(yi, y_image, y, img * y_image);
     }
     return Status::Ok();
   });

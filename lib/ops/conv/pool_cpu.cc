@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "exec/kernels/block_sum.h"
+#include "exec/kernels/float_range.h"
 #include "exec/kernels/math_util.h"
 #include "ir/op_registry.h"
 
@@ -86,17 +87,22 @@ int64_t ForWindow(const Pool3& p, int64_t od, int64_t oh, int64_t ow, Visit&& vi
   return padded;
 }
 
-/// Runs fn(plane, od, oh, ow, out_index) over every output position, planes in parallel.
-template <typename Fn>
-void ForOutputs(const Pool3& p, Fn&& fn) {
-  const int64_t osize = p.OutSize();
-  int64_t ksize = p.kernel[0] * p.kernel[1] * p.kernel[2];
+/// Every output position, planes in parallel, each plane of x read as C and of y written as C
+/// (16-bit planes converted and stored one at a time): output o of a plane = fn(x plane, od, oh, ow).
+template <typename C, typename Fn>
+void MapPlanes(const Pool3& p, const Tensor& x, Tensor& y, Fn&& fn) {
+  const int64_t osize = p.OutSize(), isize = p.InSize();
+  const int64_t ksize = p.kernel[0] * p.kernel[1] * p.kernel[2];
   ParallelFor(p.planes, osize * ksize, [&](int64_t begin, int64_t end) {
+    ChunkBuffers<C> buf;
     for (int64_t plane = begin; plane < end; ++plane) {
-      int64_t o = plane * osize;
+      const C* xs = ReadRange(x, plane * isize, isize, buf.Get(0, static_cast<size_t>(isize)));
+      C* ys = WriteRange(y, plane * osize, buf.Get(1, static_cast<size_t>(osize)));
+      int64_t o = 0;
       for (int64_t od = 0; od < p.out[0]; ++od)
         for (int64_t oh = 0; oh < p.out[1]; ++oh)
-          for (int64_t ow = 0; ow < p.out[2]; ++ow) fn(plane, od, oh, ow, o++);
+          for (int64_t ow = 0; ow < p.out[2]; ++ow) ys[o++] = fn(xs, od, oh, ow);
+      CommitRange(ys, osize, y, plane * osize);
     }
   });
 }
@@ -400,12 +406,7 @@ Status AveragePool(KernelContext& ctx) {
   const bool include_pad = ctx.node->GetInt("count_include_pad", 0) != 0;
   return DispatchCompute(ctx, x.dtype(), [&](auto tag) -> Status {
     using C = typename decltype(tag)::type;
-    InView<C> xv(x);
-    OutView<C> yv(ctx.outputs[0]);
-    const int64_t isize = p.InSize();
-    C* yp = yv.data();
-    ForOutputs(p, [&](int64_t plane, int64_t od, int64_t oh, int64_t ow, int64_t o) {
-      const C* xs = xv.data() + plane * isize;
+    MapPlanes<C>(p, x, ctx.outputs[0], [&](const C* xs, int64_t od, int64_t oh, int64_t ow) {
       C sum = 0;
       int64_t count = 0;
       const int64_t padded = ForWindow(p, od, oh, ow, [&](int64_t off, int64_t, int64_t, int64_t) {
@@ -413,7 +414,7 @@ Status AveragePool(KernelContext& ctx) {
         ++count;
       });
       const int64_t div = include_pad ? padded : count;
-      yp[o] = div > 0 ? sum / static_cast<C>(div) : C(0);
+      return div > 0 ? sum / static_cast<C>(div) : C(0);
     });
     return Status::Ok();
   });
@@ -426,16 +427,11 @@ Status LpPool(KernelContext& ctx) {
   const int64_t pw = ctx.node->GetInt("p", 2);
   return DispatchCompute(ctx, x.dtype(), [&](auto tag) -> Status {
     using C = typename decltype(tag)::type;
-    InView<C> xv(x);
-    OutView<C> yv(ctx.outputs[0]);
-    const int64_t isize = p.InSize();
     const C pc = static_cast<C>(pw);
-    C* yp = yv.data();
-    ForOutputs(p, [&](int64_t plane, int64_t od, int64_t oh, int64_t ow, int64_t o) {
-      const C* xs = xv.data() + plane * isize;
+    MapPlanes<C>(p, x, ctx.outputs[0], [&](const C* xs, int64_t od, int64_t oh, int64_t ow) {
       C sum = 0;
       ForWindow(p, od, oh, ow, [&](int64_t off, int64_t, int64_t, int64_t) { sum += std::pow(std::abs(xs[off]), pc); });
-      yp[o] = std::pow(sum, C(1) / pc);
+      return std::pow(sum, C(1) / pc);
     });
     return Status::Ok();
   });

@@ -11,6 +11,7 @@
 
 #include "exec/kernels/block_sum.h"
 #include "exec/kernels/conv_direct.h"
+#include "exec/kernels/float_range.h"
 #include "exec/kernels/im2col.h"
 #include "exec/kernels/kernel_util.h"
 #include "exec/kernels/training_util.h"
@@ -146,14 +147,21 @@ Status MaxPoolGradKernel(KernelContext& ctx) {
   }
   ctx.outputs[0] = Tensor::Uninitialized(dy.dtype(), shape);  // every part zeroes its range first
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
-    FloatIn<C> gy(dy);
-    FloatOut<C> dx(ctx.outputs[0]);
+    Tensor& dx = ctx.outputs[0];
     // Planes in parallel when each scatters into its own; otherwise one range on this thread.
+    // 16-bit planes are converted and stored a plane at a time.
     const int64_t parts = within_planes ? planes : 1, part = within_planes ? out_plane : dy.numel();
     const int64_t zeroed = within_planes ? in_plane : total;
     ParallelFor(parts, part + zeroed, [&](int64_t first, int64_t last) {
-      std::fill(dx.data() + first * zeroed, dx.data() + last * zeroed, C(0));
-      for (int64_t i = first * part; i < last * part; ++i) dx[idx[i]] += gy[i];
+      ChunkBuffers<C> buf;
+      for (int64_t q = first; q < last; ++q) {
+        const C* gy = ReadRange(dy, q * part, part, buf.Get(0, static_cast<size_t>(part)));
+        C* dxq = WriteRange(dx, q * zeroed, buf.Get(1, static_cast<size_t>(zeroed)));
+        std::fill(dxq, dxq + zeroed, C(0));
+        const int64_t* iq = idx + q * part;
+        for (int64_t i = 0; i < part; ++i) dxq[iq[i] - q * zeroed] += gy[i];
+        CommitRange(dxq, zeroed, dx, q * zeroed);
+      }
     });
     return Status::Ok();
   });
@@ -209,6 +217,25 @@ TapTable BuildTaps(const Geometry& g) {
   return t;
 }
 
+/// One plane of AveragePoolGrad: each dY cell / count added to every input cell of its window.
+template <typename C>
+void AveragePlaneGrad(const TapTable& t, bool include_pad, const C* gy, C* xp) {
+  for (int64_t oi = 0; oi < t.out_size; ++oi) {
+    const int64_t* offs = t.offset.data() + oi * t.taps;
+    int64_t count = 0;
+    if (include_pad) {
+      count = t.padded[static_cast<size_t>(oi)];
+    } else {
+      for (int64_t ki = 0; ki < t.taps; ++ki) count += offs[ki] >= 0 ? 1 : 0;
+    }
+    if (count == 0) continue;
+    const C v = gy[oi] / static_cast<C>(count);
+    for (int64_t ki = 0; ki < t.taps; ++ki) {
+      if (offs[ki] >= 0) xp[offs[ki]] += v;
+    }
+  }
+}
+
 // AveragePoolGrad(dY): each dY cell / count is added to every input cell of its window.
 Status AveragePoolGradKernel(KernelContext& ctx) {
   MEMOPT_RETURN_IF_ERROR(RequireFloatInput(ctx, 0, "dY"));
@@ -220,27 +247,20 @@ Status AveragePoolGradKernel(KernelContext& ctx) {
   const bool include_pad = ctx.node->GetInt("count_include_pad", 0) != 0;
   const TapTable t = BuildTaps(g);
   const int64_t planes = dy.dim(0) * dy.dim(1), in_size = ShapeProduct(shape, 2, dy.rank());
-  ctx.outputs[0] = Tensor(dy.dtype(), shape);
+  ctx.outputs[0] = Tensor::Uninitialized(dy.dtype(), shape);  // every plane is zeroed first
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
-    FloatIn<C> gy(dy);
-    FloatOut<C> dx(ctx.outputs[0]);
-    for (int64_t p = 0; p < planes; ++p) {
-      C* xp = dx.data() + p * in_size;
-      for (int64_t oi = 0; oi < t.out_size; ++oi) {
-        const int64_t* offs = t.offset.data() + oi * t.taps;
-        int64_t count = 0;
-        if (include_pad) {
-          count = t.padded[static_cast<size_t>(oi)];
-        } else {
-          for (int64_t ki = 0; ki < t.taps; ++ki) count += offs[ki] >= 0 ? 1 : 0;
-        }
-        if (count == 0) continue;
-        const C v = gy[p * t.out_size + oi] / static_cast<C>(count);
-        for (int64_t ki = 0; ki < t.taps; ++ki) {
-          if (offs[ki] >= 0) xp[offs[ki]] += v;
-        }
+    Tensor& dx = ctx.outputs[0];
+    // Planes in parallel, each into its own part of dX (16-bit planes converted one at a time).
+    ParallelFor(planes, t.out_size * t.taps + in_size, [&](int64_t first, int64_t last) {
+      ChunkBuffers<C> buf;
+      for (int64_t p = first; p < last; ++p) {
+        const C* gy = ReadRange(dy, p * t.out_size, t.out_size, buf.Get(0, static_cast<size_t>(t.out_size)));
+        C* xp = WriteRange(dx, p * in_size, buf.Get(1, static_cast<size_t>(in_size)));
+        std::fill(xp, xp + in_size, C(0));
+        AveragePlaneGrad(t, include_pad, gy, xp);
+        CommitRange(xp, in_size, dx, p * in_size);
       }
-    }
+    });
     return Status::Ok();
   });
 }
@@ -289,29 +309,36 @@ Status ConvGradKernel(KernelContext& ctx) {
   if (want_dw) ctx.outputs[1] = Tensor(w.dtype(), w.shape());
   if (want_db) ctx.outputs[2] = Tensor(dy.dtype(), {m_out});
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
-    FloatIn<C> gy(dy);
-    FloatIn<C> xin(x);
+    // W whole (a parameter); dY, X and dX an image at a time, so 16-bit activations are converted
+    // one image at a time rather than whole.
     FloatIn<C> wt(w);
     const int64_t mg = m_out / group, osize = win.OutSize(), isize = win.InSize();
     const int64_t kdim = c_per_group * win.KernelSize();
+    const int64_t dy_image = m_out * osize, x_image = c_in * isize;
     const bool direct = win.ReadsImageAsIs();
     if (want_dx && dx_direct) {
       if constexpr (std::is_same_v<C, float>) {
+        FloatIn<C> gy(dy);  // float X: dY is float too but for a mixed-type graph
         math::DirectConvInputGrad(gy.data(), wt.data(), n, c_in, m_out, group, win, ctx.outputs[0].data<float>());
       }
     } else if (want_dx) {
       // Images in parallel, each range with its own scratch; Col2Im adds into the zeroed dX.
-      FloatOut<C> dx(ctx.outputs[0]);
+      Tensor& dx = ctx.outputs[0];
       ParallelFor(n, group * kdim * osize * mg, [&](int64_t first, int64_t last) {
         math::ColumnBuffer<C> dcol(direct ? 0 : kdim * osize);
+        ChunkBuffers<C> buf;
         for (int64_t b = first; b < last; ++b) {
+          const C* dyb = ReadRange(dy, b * dy_image, dy_image, buf.Get(0, static_cast<size_t>(dy_image)));
+          C* dxb = WriteRange(dx, b * x_image, buf.Get(1, static_cast<size_t>(x_image)));
+          if (!StoredAs<C>(dx)) std::fill(dxb, dxb + x_image, C(0));  // dX itself starts zeroed
           for (int64_t gi = 0; gi < group; ++gi) {
-            const C* dyg = gy.data() + (b * m_out + gi * mg) * osize;
-            C* dxg = dx.data() + (b * c_in + gi * c_per_group) * isize;
+            const C* dyg = dyb + gi * mg * osize;
+            C* dxg = dxb + gi * c_per_group * isize;
             C* dst = direct ? dxg : dcol.data();
             Gemm(true, false, kdim, osize, mg, C(1), wt.data() + gi * mg * kdim, kdim, dyg, osize, C(0), dst, osize);
             if (!direct) math::Col2Im(dcol.data(), c_per_group, win, dxg);
           }
+          CommitRange(dxb, x_image, dx, b * x_image);
         }
       });
     }
@@ -326,15 +353,18 @@ Status ConvGradKernel(KernelContext& ctx) {
       std::vector<std::vector<C>> partial(static_cast<size_t>(slices - 1), std::vector<C>(static_cast<size_t>(wsize)));
       ParallelFor(slices, (n / slices) * group * mg * kdim * osize, [&](int64_t s0, int64_t s1) {
         math::ColumnBuffer<C> col(direct ? 0 : kdim * osize);
+        ChunkBuffers<C> buf;
         for (int64_t s = s0; s < s1; ++s) {
           C* out = s == 0 ? dw.data() : partial[static_cast<size_t>(s - 1)].data();
           const int64_t first = n * s / slices, last = n * (s + 1) / slices;
           for (int64_t b = first; b < last; ++b) {
+            const C* xb = ReadRange(x, b * x_image, x_image, buf.Get(0, static_cast<size_t>(x_image)));
+            const C* dyb = ReadRange(dy, b * dy_image, dy_image, buf.Get(1, static_cast<size_t>(dy_image)));
             for (int64_t gi = 0; gi < group; ++gi) {
-              const C* xg = xin.data() + (b * c_in + gi * c_per_group) * isize;
+              const C* xg = xb + gi * c_per_group * isize;
               if (!direct) math::Im2Col(xg, c_per_group, win, col.data());
               const C* src = direct ? xg : col.data();
-              const C* dyg = gy.data() + (b * m_out + gi * mg) * osize;
+              const C* dyg = dyb + gi * mg * osize;
               Gemm(false, true, mg, kdim, osize, C(1), dyg, osize, src, osize, C(b == first ? 0 : 1),
                    out + gi * mg * kdim, kdim);
             }
@@ -348,10 +378,11 @@ Status ConvGradKernel(KernelContext& ctx) {
     if (want_db) {
       std::vector<double> db(static_cast<size_t>(m_out), 0.0);
       ParallelFor(m_out, n * osize, [&](int64_t m0, int64_t m1) {
+        std::vector<C> plane(static_cast<size_t>(osize));
         for (int64_t m = m0; m < m1; ++m) {
           double total = 0;
           for (int64_t b = 0; b < n; ++b) {
-            total += SumOf(gy.data() + (b * m_out + m) * osize, osize);
+            total += SumOf(ReadRange(dy, (b * m_out + m) * osize, osize, plane.data()), osize);
           }
           db[static_cast<size_t>(m)] = total;
         }

@@ -2,6 +2,8 @@
 // BroadcastGradientArgs, GatherGrad, GatherElementsGrad, GatherNDGrad, SliceGrad.
 // The scatter-add kernels (Gather*Grad) accumulate duplicated indices.
 #include <algorithm>
+#include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,20 +58,39 @@ Status DivGradKernel(KernelContext& ctx) {
   if (want_a) ctx.outputs[0] = Tensor(a.dtype(), a.shape());
   if (want_b) ctx.outputs[1] = Tensor(b.dtype(), b.shape());
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
-    FloatIn<C> g(dy);
-    FloatIn<C> av(a);
-    FloatIn<C> bv(b);
-    std::vector<double> da(want_a ? static_cast<size_t>(a.numel()) : 0),
-        db(want_b ? static_cast<size_t>(b.numel()) : 0);
+    // dY, A and B walked in dY's order, a chunk at a time for 16-bit tensors. An operand of dY's
+    // shape gets one term per element, written as it comes (0 + t, as the sum would be); a
+    // broadcast one sums its terms in double, in dY's order.
+    ChunkedReader<C> g(dy), av(a), bv(b);
+    const bool a_full = a.shape() == dy.shape(), b_full = b.shape() == dy.shape();
+    std::vector<double> da(want_a && !a_full ? static_cast<size_t>(a.numel()) : 0),
+        db(want_b && !b_full ? static_cast<size_t>(b.numel()) : 0);
+    std::optional<ChunkedWriter<C>> da_out, db_out;
+    if (want_a && a_full) da_out.emplace(ctx.outputs[0]);
+    if (want_b && b_full) db_out.emplace(ctx.outputs[1]);
     const std::vector<std::vector<int64_t>> strides = {BroadcastStrides(a.shape(), dy.shape()),
                                                        BroadcastStrides(b.shape(), dy.shape())};
     ForEachIndexed(dy.shape(), strides, [&](int64_t i, const int64_t* off) {
       const double gi = g[i], ai = av[off[0]], bi = bv[off[1]];
-      if (want_a) da[static_cast<size_t>(off[0])] += gi / bi;
-      if (want_b) db[static_cast<size_t>(off[1])] -= gi * ai / (bi * bi);
+      if (want_a) {
+        const double t = gi / bi;
+        if (a_full) {
+          (*da_out)[i] = static_cast<C>(0.0 + t);
+        } else {
+          da[static_cast<size_t>(off[0])] += t;
+        }
+      }
+      if (want_b) {
+        const double t = gi * ai / (bi * bi);
+        if (b_full) {
+          (*db_out)[i] = static_cast<C>(0.0 - t);
+        } else {
+          db[static_cast<size_t>(off[1])] -= t;
+        }
+      }
     });
-    if (want_a) StoreFromCompute(da.data(), ctx.outputs[0]);
-    if (want_b) StoreFromCompute(db.data(), ctx.outputs[1]);
+    if (want_a && !a_full) StoreFromCompute(da.data(), ctx.outputs[0]);
+    if (want_b && !b_full) StoreFromCompute(db.data(), ctx.outputs[1]);
     return Status::Ok();
   });
 }
@@ -158,24 +179,42 @@ Status GatherElementsGradKernel(KernelContext& ctx) {
   const std::vector<int64_t> idx = ReadIndices(indices);
   const std::vector<int64_t> out_strides = Strides(shape);
   ctx.outputs[0] = Tensor(dy.dtype(), shape);
+  // The target of every dY element first (a bad index fails before any write).
+  std::vector<int64_t> target(static_cast<size_t>(indices.numel()));
+  std::vector<int64_t> pos(static_cast<size_t>(rank), 0);
+  for (int64_t i = 0; i < indices.numel(); ++i) {
+    int64_t off = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t c = pos[static_cast<size_t>(d)];
+      if (d == axis) {
+        MEMOPT_ASSIGN_OR_RETURN(c, WrapIndex(ctx, idx[static_cast<size_t>(i)], shape[static_cast<size_t>(d)]));
+      }
+      off += c * out_strides[static_cast<size_t>(d)];
+    }
+    target[static_cast<size_t>(i)] = off;
+    for (int64_t d = rank - 1; d >= 0; --d) {  // advance the multi-index over indices' shape
+      if (++pos[static_cast<size_t>(d)] < indices.dim(d)) break;
+      pos[static_cast<size_t>(d)] = 0;
+    }
+  }
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
-    FloatIn<C> g(dy);
-    FloatOut<C> dx(ctx.outputs[0]);
-    std::vector<int64_t> pos(static_cast<size_t>(rank), 0);
-    for (int64_t i = 0; i < indices.numel(); ++i) {
-      int64_t off = 0;
-      for (int64_t d = 0; d < rank; ++d) {
-        int64_t c = pos[static_cast<size_t>(d)];
-        if (d == axis) {
-          MEMOPT_ASSIGN_OR_RETURN(c, WrapIndex(ctx, idx[static_cast<size_t>(i)], shape[static_cast<size_t>(d)]));
-        }
-        off += c * out_strides[static_cast<size_t>(d)];
-      }
-      dx[off] += g[i];
-      for (int64_t d = rank - 1; d >= 0; --d) {  // advance the multi-index over indices' shape
-        if (++pos[static_cast<size_t>(d)] < indices.dim(d)) break;
-        pos[static_cast<size_t>(d)] = 0;
-      }
+    FloatIn<C> g(dy);  // as large as the indices
+    Tensor& dx = ctx.outputs[0];
+    if (StoredAs<C>(dx)) {  // added in place, in dY's order
+      C* out = dx.data<C>();
+      for (size_t i = 0; i < target.size(); ++i) out[target[i]] += g[static_cast<int64_t>(i)];
+      return Status::Ok();
+    }
+    // 16-bit dX: the sources grouped by target (in dY's order within a target), each target's sum
+    // in C rounded into dX once, so dX is never held as C whole.
+    std::vector<size_t> order(target.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](size_t l, size_t r) { return target[l] < target[r]; });
+    for (size_t k = 0; k < order.size();) {
+      const int64_t off = target[order[k]];
+      C sum = 0;
+      for (; k < order.size() && target[order[k]] == off; ++k) sum += g[static_cast<int64_t>(order[k])];
+      StoreRange(&sum, 1, dx, off);
     }
     return Status::Ok();
   });
@@ -221,12 +260,31 @@ Status GatherNDGradKernel(KernelContext& ctx) {
   }
   ctx.outputs[0] = Tensor(update.dtype(), shape);
   return DispatchCompute(ctx, update.dtype(), [&]<typename C>() -> Status {
-    FloatIn<C> u(update);
-    FloatOut<C> dx(ctx.outputs[0]);
-    for (size_t t = 0; t < offsets.size(); ++t) {
-      const C* src = u.data() + static_cast<int64_t>(t) * slice;
-      C* dst = dx.data() + offsets[t];
-      for (int64_t e = 0; e < slice; ++e) dst[e] += src[e];
+    Tensor& dx = ctx.outputs[0];
+    if (StoredAs<C>(dx)) {  // update has dX's type: added in place, slice by slice in order
+      const C* u = update.data<C>();
+      C* out = dx.data<C>();
+      for (size_t t = 0; t < offsets.size(); ++t) {
+        const C* src = u + static_cast<int64_t>(t) * slice;
+        C* dst = out + offsets[t];
+        for (int64_t e = 0; e < slice; ++e) dst[e] += src[e];
+      }
+      return Status::Ok();
+    }
+    // 16-bit dX: slices grouped by target (offsets are multiples of `slice`, so two slices hit
+    // the same elements or none), summed in C in update order, rounded into dX once.
+    std::vector<size_t> order(offsets.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](size_t l, size_t r) { return offsets[l] < offsets[r]; });
+    std::vector<C> sum(static_cast<size_t>(slice)), src(static_cast<size_t>(slice));
+    for (size_t k = 0; k < order.size();) {
+      const int64_t off = offsets[order[k]];
+      std::fill(sum.begin(), sum.end(), C(0));
+      for (; k < order.size() && offsets[order[k]] == off; ++k) {
+        ConvertRange(update, static_cast<int64_t>(order[k]) * slice, slice, src.data());
+        for (int64_t e = 0; e < slice; ++e) sum[static_cast<size_t>(e)] += src[static_cast<size_t>(e)];
+      }
+      StoreRange(sum.data(), slice, dx, off);
     }
     return Status::Ok();
   });

@@ -195,10 +195,15 @@ Status NegativeLogLikelihood(KernelContext& ctx, const LossSpec& spec) {
   const int64_t n = shape[0], c = shape[1], d = ProductOf(shape, 2, static_cast<int64_t>(shape.size()));
   return DispatchCompute(ctx, input.dtype(), [&](auto tag) -> Status {
     using C = typename decltype(tag)::type;
-    InView<C> iv(input);
-    const C* lp = iv.data();
+    // One element per sample: read where it lies, not the whole [N, C, D] input.
     return Nll(
-        ctx, spec, [&](int64_t b, int64_t y, int64_t j) { return lp[(b * c + y) * d + j]; }, n, c, d);
+        ctx, spec,
+        [&](int64_t b, int64_t y, int64_t j) {
+          C v;
+          ConvertRange(input, (b * c + y) * d + j, 1, &v);
+          return v;
+        },
+        n, c, d);
   });
 }
 

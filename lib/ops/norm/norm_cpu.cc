@@ -219,21 +219,25 @@ Status Lrn(KernelContext& ctx) {
   ctx.outputs[0] = Tensor(x.dtype(), x.shape());
   return DispatchCompute(ctx, x.dtype(), [&](auto tag) -> Status {
     using C = typename decltype(tag)::type;
-    InView<C> xv(x);
-    OutView<C> yv(ctx.outputs[0]);
+    Tensor& y = ctx.outputs[0];
+    // Each output row reads its window of channel rows (16-bit rows converted per output row).
     ParallelFor(x.dim(0) * c, s * size, [&](int64_t begin, int64_t end) {
+      ChunkBuffers<C> buf;
       for (int64_t row = begin; row < end; ++row) {
         const int64_t b = row / c, ch = row % c;
         const int64_t lo = std::max<int64_t>(0, ch - before), hi = std::min<int64_t>(c - 1, ch + after);
+        const C* xw = ReadRange(x, (b * c + lo) * s, (hi - lo + 1) * s, buf.Get(0, static_cast<size_t>((hi - lo + 1) * s)));
+        C* yr = WriteRange(y, row * s, buf.Get(1, static_cast<size_t>(s)));
         for (int64_t i = 0; i < s; ++i) {
           double sq = 0;
           for (int64_t k = lo; k <= hi; ++k) {
-            const double v = static_cast<double>(xv[(b * c + k) * s + i]);
+            const double v = static_cast<double>(xw[(k - lo) * s + i]);
             sq += v * v;
           }
-          const double v = static_cast<double>(xv[row * s + i]);
-          yv[row * s + i] = static_cast<C>(v / std::pow(bias + alpha / static_cast<double>(size) * sq, beta));
+          const double v = static_cast<double>(xw[(ch - lo) * s + i]);
+          yr[i] = static_cast<C>(v / std::pow(bias + alpha / static_cast<double>(size) * sq, beta));
         }
+        CommitRange(yr, s, y, row * s);
       }
     });
     return Status::Ok();
@@ -256,8 +260,8 @@ Status MeanVarianceNormalization(KernelContext& ctx) {
   ctx.outputs[0] = Tensor(x.dtype(), x.shape());
   return DispatchCompute(ctx, x.dtype(), [&](auto tag) -> Status {
     using C = typename decltype(tag)::type;
-    InView<C> xv(x);
-    OutView<C> yv(ctx.outputs[0]);
+    // X and Y walked in order, a chunk at a time for 16-bit tensors.
+    ChunkedReader<C> xv(x);
     std::vector<double> sum(kept, 0.0), sq(kept, 0.0);
     ForEachIndexed(x.shape(), {kept_strides}, [&](int64_t i, const int64_t* off) {
       const double v = static_cast<double>(xv[i]);
@@ -270,6 +274,7 @@ Status MeanVarianceNormalization(KernelContext& ctx) {
       sum[k] = mean;
       sq[k] = std::sqrt(var) + 1e-9;
     }
+    ChunkedWriter<C> yv(ctx.outputs[0]);
     ForEachIndexed(x.shape(), {kept_strides}, [&](int64_t i, const int64_t* off) {
       yv[i] = static_cast<C>((static_cast<double>(xv[i]) - sum[off[0]]) / sq[off[0]]);
     });

@@ -25,10 +25,10 @@ Status Accumulate(KernelContext& ctx, const Tensor& buffer, const Tensor& value,
   }
   out = Tensor(buffer.dtype(), buffer.shape());
   return DispatchCompute(ctx, buffer.dtype(), [&]<typename C>() -> Status {
-    if (value.shape() != buffer.shape()) {  // a broadcast value: converted whole, as the buffer
-      FloatIn<C> b(buffer);
+    if (value.shape() != buffer.shape()) {  // a broadcast value (smaller): converted whole
+      ChunkedReader<C> b(buffer);
       FloatIn<C> v(value);
-      FloatOut<C> o(out);
+      ChunkedWriter<C> o(out);
       const std::vector<std::vector<int64_t>> strides = {BroadcastStrides(value.shape(), buffer.shape())};
       ForEachIndexed(buffer.shape(), strides, [&](int64_t i, const int64_t* off) {
         o[i] = overwrite ? v[off[0]] : b[i] + v[off[0]];
