@@ -124,14 +124,19 @@ row() {  # file, model index (1 or 2), label
   awk -v want="$2" -v label="$3" '
     /^model [0-9]+:/ { m = $2 + 0 }
     m == want && /measured peak:/ { est = $3 " " $4 }
-    m == want && /GPU pool peak:/ { req = $5 " " $6; ratio = $9; resv = $14 " " $15 }
+    m == want && /GPU pool peak:/ {
+      req = $5 " " $6; ratio = $9; resv = $14 " " $15
+      req_b = $7; resv_b = $16; gsub(/[(,]/, "", req_b); gsub(/[(,]/, "", resv_b)
+      # reserved / estimate = reserved / requested x requested / estimate
+      if (req_b + 0 > 0) resv_ratio = sprintf("%.3f", resv_b / req_b * ratio)
+    }
     m == want && /step time:/ { med = $4; p95 = $10 }
-    END { printf "%-10s %12s %14s %9s %14s %10s %10s", label, est, req, ratio, resv, med, p95 }' "$1"
+    END { printf "%-10s %12s %14s %9s %14s %9s %10s %10s", label, est, req, ratio, resv, resv_ratio, med, p95 }' "$1"
 }
 base_ms() { awk '/^model 1:/ { m = 1 } /^model 2:/ { m = 2 } m == 1 && /step time:/ { print $4 }' "$1"; }
 echo
-printf '%-10s %12s %14s %9s %14s %10s %10s %9s %12s\n' model "estimate" "pool requested" "req/est" "pool reserved" \
-  "median ms" "p95 ms" "overhead" "max diff"
+printf '%-10s %12s %14s %9s %14s %9s %10s %10s %9s %12s\n' model "estimate" "pool requested" "req/est" "pool reserved" \
+  "resv/est" "median ms" "p95 ms" "overhead" "max diff"
 if [[ -f $out/bench_level1.txt ]]; then
   printf '%s %9s %12s\n' "$(row "$out/bench_level1.txt" 1 original)" "-" "-"
 fi
@@ -154,7 +159,7 @@ if [[ -s $out/torch.txt ]]; then
       name = (name == "plain") ? "torch" : (name == "eager" ? "torch-eager" : "torch-ckpt")
       if (name == "torch") base = med
       over = (name != "torch" && base > 0) ? sprintf("%+.1f%%", 100 * (med - base) / base) : "-"
-      printf "%-10s %12s %14s %9s %14s %10s %10s %9s %12s\n", name, "-", alloc, "-", resv, med, p95, over, "-"
+      printf "%-10s %12s %14s %9s %14s %9s %10s %10s %9s %12s\n", name, "-", alloc, "-", resv, "-", med, p95, over, "-"
     }' "$out/torch.txt"
 elif [[ ${SKIP_TORCH:-0} != 1 ]]; then
   printf '%-10s (failed: see %s)\n' torch "$out/torch.txt"
