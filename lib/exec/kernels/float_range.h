@@ -165,6 +165,63 @@ struct ChunkBuffers {
   }
 };
 
+/// Stores t.numel() values of C into the whole of t (rounding as StoreRange).
+template <typename C>
+void StoreFromCompute(const C* in, Tensor& t) {
+  StoreRange(in, t.numel(), t, 0);
+}
+
+/// Whole-tensor views, for parameters and small tensors (activations go a range at a time):
+/// Read-only view of a tensor's elements as compute type C (no copy when the dtype is C).
+template <typename C>
+class InView {
+ public:
+  explicit InView(const Tensor& t) {
+    if (StoredAs<C>(t)) {
+      ptr_ = t.data<C>();
+    } else {
+      owned_.resize(static_cast<size_t>(t.numel()));
+      ConvertRange(t, 0, t.numel(), owned_.data());
+      ptr_ = owned_.data();
+    }
+  }
+  InView(const InView&) = delete;
+  InView& operator=(const InView&) = delete;
+  const C* data() const { return ptr_; }
+  C operator[](int64_t i) const { return ptr_[i]; }
+
+ private:
+  std::vector<C> owned_;
+  const C* ptr_ = nullptr;
+};
+
+/// Writable view of an output tensor as compute type C; when the tensor's dtype differs, values
+/// go to a scratch buffer that is rounded into the tensor on destruction.
+template <typename C>
+class OutView {
+ public:
+  explicit OutView(Tensor& t) : t_(t) {
+    if (StoredAs<C>(t)) {
+      ptr_ = t.data<C>();
+    } else {
+      owned_.assign(static_cast<size_t>(t.numel()), C(0));
+      ptr_ = owned_.data();
+    }
+  }
+  ~OutView() {
+    if (!owned_.empty()) StoreRange(owned_.data(), t_.numel(), t_, 0);
+  }
+  OutView(const OutView&) = delete;
+  OutView& operator=(const OutView&) = delete;
+  C* data() { return ptr_; }
+  C& operator[](int64_t i) { return ptr_[i]; }
+
+ private:
+  Tensor& t_;
+  std::vector<C> owned_;
+  C* ptr_ = nullptr;
+};
+
 /// Element reads of a tensor as C for single-threaded walks (ForEachIndexed's order): the tensor
 /// itself when its elements are C, else the kChunkElements-element chunk holding the element,
 /// converted when the walk enters it. Any order is correct; increasing order converts each chunk

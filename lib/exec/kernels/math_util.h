@@ -32,62 +32,6 @@ inline bool HasOutput(const KernelContext& ctx, int i) {
 /// Status with code kUnsupported that names the node ("node 'x' (Op): unsupported data type 'int8'").
 Status UnsupportedDtype(const KernelContext& ctx, DataType t, const std::string& what = "input");
 
-/// Copies the elements of a floating tensor, converted, into `out` (numel entries).
-template <typename C>
-void ConvertFloating(const Tensor& t, C* out) {
-  ConvertRange(t, 0, t.numel(), out);
-}
-
-/// Read-only view of a tensor's elements as compute type C (no copy when the dtype is C).
-template <typename C>
-class InView {
- public:
-  explicit InView(const Tensor& t) {
-    if (t.dtype() == DataTypeOf<C>()) {
-      ptr_ = t.data<C>();
-    } else {
-      owned_.resize(static_cast<size_t>(t.numel()));
-      ConvertFloating(t, owned_.data());
-      ptr_ = owned_.data();
-    }
-  }
-  InView(const InView&) = delete;
-  InView& operator=(const InView&) = delete;
-  const C* data() const { return ptr_; }
-  C operator[](int64_t i) const { return ptr_[i]; }
-
- private:
-  std::vector<C> owned_;
-  const C* ptr_ = nullptr;
-};
-
-/// Writable view of an output tensor as compute type C; when the tensor's dtype differs, values
-/// go to a scratch buffer that is rounded into the tensor on destruction.
-template <typename C>
-class OutView {
- public:
-  explicit OutView(Tensor& t) : t_(t) {
-    if (t.dtype() == DataTypeOf<C>()) {
-      ptr_ = t.data<C>();
-    } else {
-      owned_.assign(static_cast<size_t>(t.numel()), C(0));
-      ptr_ = owned_.data();
-    }
-  }
-  ~OutView() {
-    if (!owned_.empty()) StoreRange(owned_.data(), t_.numel(), t_, 0);
-  }
-  OutView(const OutView&) = delete;
-  OutView& operator=(const OutView&) = delete;
-  C* data() { return ptr_; }
-  C& operator[](int64_t i) { return ptr_[i]; }
-
- private:
-  Tensor& t_;
-  std::vector<C> owned_;
-  C* ptr_ = nullptr;
-};
-
 /// Calls f(TypeTag<C>{}) with C = double for double tensors and float for float/float16/bfloat16;
 /// other dtypes give an unsupported-type error naming the node.
 template <typename F>

@@ -311,14 +311,14 @@ Status ConvGradKernel(KernelContext& ctx) {
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
     // W whole (a parameter); dY, X and dX an image at a time, so 16-bit activations are converted
     // one image at a time rather than whole.
-    FloatIn<C> wt(w);
+    InView<C> wt(w);
     const int64_t mg = m_out / group, osize = win.OutSize(), isize = win.InSize();
     const int64_t kdim = c_per_group * win.KernelSize();
     const int64_t dy_image = m_out * osize, x_image = c_in * isize;
     const bool direct = win.ReadsImageAsIs();
     if (want_dx && dx_direct) {
       if constexpr (std::is_same_v<C, float>) {
-        FloatIn<C> gy(dy);  // float X: dY is float too but for a mixed-type graph
+        InView<C> gy(dy);  // float X: dY is float too but for a mixed-type graph
         math::DirectConvInputGrad(gy.data(), wt.data(), n, c_in, m_out, group, win, ctx.outputs[0].data<float>());
       }
     } else if (want_dx) {
@@ -347,7 +347,7 @@ Status ConvGradKernel(KernelContext& ctx) {
       // (claimed by the threads in turn); each slice sums its images into its own partial (slice 0
       // into dW), and the partials are added in slice order, so the result depends neither on the
       // thread count nor on timing.
-      FloatOut<C> dw(ctx.outputs[1]);
+      OutView<C> dw(ctx.outputs[1]);
       const int64_t wsize = m_out * kdim;
       const int64_t slices = std::min<int64_t>(n, kDwSlices);
       std::vector<std::vector<C>> partial(static_cast<size_t>(slices - 1), std::vector<C>(static_cast<size_t>(wsize)));

@@ -198,7 +198,7 @@ Status GatherElementsGradKernel(KernelContext& ctx) {
     }
   }
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
-    FloatIn<C> g(dy);  // as large as the indices
+    InView<C> g(dy);  // as large as the indices
     Tensor& dx = ctx.outputs[0];
     if (StoredAs<C>(dx)) {  // added in place, in dY's order
       C* out = dx.data<C>();

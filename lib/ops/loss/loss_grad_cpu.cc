@@ -80,7 +80,7 @@ Status SceLossGradImpl(KernelContext& ctx, bool internal) {
     std::vector<double> weight;
     if (has_weight) {
       weight.resize(static_cast<size_t>(classes));
-      ConvertToCompute(ctx.input(3), weight.data());
+      ConvertRange(ctx.input(3), 0, classes, weight.data());  // C elements (checked above)
     }
     for (size_t i = 0; i < labels.size(); ++i) {
       const int64_t y = labels[i];
@@ -103,7 +103,7 @@ Status SceLossGradImpl(KernelContext& ctx, bool internal) {
   // positions) at a time, so float16 logits are not copied to float whole.
   Tensor& out = ctx.outputs[0];
   return DispatchCompute(ctx, compute, [&]<typename C>() -> Status {
-    FloatIn<C> g(dy);
+    InView<C> g(dy);
     const Tensor* bias = has_bias ? &ctx.input(5) : nullptr;
     const int reduce = reduction == "none" ? 0 : (reduction == "sum" ? 1 : 2);
     const int64_t span = BlockPositions(classes, inner);

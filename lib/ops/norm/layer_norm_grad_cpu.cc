@@ -53,19 +53,21 @@ Status LayerNormalizationGradCpu(KernelContext& ctx) {
                                ? DataType::kDouble
                                : DataType::kFloat;
   return DispatchCompute(ctx, compute, [&]<typename C>() -> Status {
-    FloatIn<C> s(scale);
-    FloatIn<C> inv(ctx.input(inv_index));
+    InView<C> s(scale);
+    InView<C> inv(ctx.input(inv_index));
     std::vector<C> mean_buf;
     const C* mean = nullptr;
     if (kind == GradKind::kFull) {
       mean_buf.resize(static_cast<size_t>(v.rows));
-      ConvertToCompute(ctx.input(plan->mean_input), mean_buf.data());
+      const Tensor& m = ctx.input(plan->mean_input);
+      ConvertRange(m, 0, std::min(m.numel(), v.rows), mean_buf.data());
       mean = mean_buf.data();
     }
     std::vector<C> bias_buf;
     if (kind == GradKind::kInvertible) {
       bias_buf.resize(static_cast<size_t>(v.cols));
-      ConvertToCompute(ctx.input(plan->bias_input), bias_buf.data());
+      const Tensor& b = ctx.input(plan->bias_input);
+      ConvertRange(b, 0, std::min(b.numel(), v.cols), bias_buf.data());
     }
     Tensor& dx = ctx.outputs[0];
     // Rows of dY and X are read (and dX written) one at a time: 16-bit tensors are not copied to

@@ -40,9 +40,9 @@ Status BatchNormGradKernel(KernelContext& ctx) {
   if (ctx.output_wanted(1)) ctx.outputs[1] = Tensor(scale.dtype(), scale.shape());
   if (ctx.output_wanted(2)) ctx.outputs[2] = Tensor(scale.dtype(), scale.shape());
   return DispatchCompute(ctx, x.dtype(), [&]<typename C>() -> Status {
-    FloatIn<C> s(scale);
-    FloatIn<C> mean(ctx.input(3));
-    FloatIn<C> inv(ctx.input(4));
+    InView<C> s(scale);
+    InView<C> mean(ctx.input(3));
+    InView<C> inv(ctx.input(4));
     Tensor& dx = ctx.outputs[0];
     const size_t row = static_cast<size_t>(spatial);
     std::vector<double> dscale(static_cast<size_t>(channels), 0.0), dbias(static_cast<size_t>(channels), 0.0);

@@ -27,7 +27,7 @@ Status Accumulate(KernelContext& ctx, const Tensor& buffer, const Tensor& value,
   return DispatchCompute(ctx, buffer.dtype(), [&]<typename C>() -> Status {
     if (value.shape() != buffer.shape()) {  // a broadcast value (smaller): converted whole
       ChunkedReader<C> b(buffer);
-      FloatIn<C> v(value);
+      InView<C> v(value);
       ChunkedWriter<C> o(out);
       const std::vector<std::vector<int64_t>> strides = {BroadcastStrides(value.shape(), buffer.shape())};
       ForEachIndexed(buffer.shape(), strides, [&](int64_t i, const int64_t* off) {

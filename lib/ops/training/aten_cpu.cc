@@ -19,8 +19,6 @@ namespace memopt {
 namespace {
 
 using training::DispatchCompute;
-using training::FloatIn;
-using training::FloatOut;
 using training::ReadIndices;
 
 std::string AtenOperator(const Node& node) { return node.GetString("operator", ""); }
