@@ -112,6 +112,21 @@ __global__ void __launch_bounds__(kThreads) LayerNormKernel(LayerNormArgs a, boo
 /// Vectors of N = 16 / sizeof(T) elements a lane holds at most in the register path.
 constexpr int kMaxRowVecs = 8;
 
+/// v[k][e] += row[(lane + 32 k) * N + e] for the lane's vectors of a row of nvec vectors.
+template <typename T, int N, int kVecs>
+__device__ inline void AddLaneVectors(const T* row, int lane, int64_t nvec, float (&v)[kVecs][N]) {
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k) {
+    const int64_t j = lane + 32 * k;
+    if (j < nvec) {
+      float add[N];
+      LoadFloats<T, N>(row + j * N, add);
+#pragma unroll
+      for (int e = 0; e < N; ++e) v[k][e] += add[e];
+    }
+  }
+}
+
 /// The register path: a warp per row of cols % N == 0 and at most 32 * kVecs * N elements. Each
 /// lane holds vectors lane, lane + 32, ... of its row in registers, so x (and skip) are read once,
 /// 16 bytes at a time, and y is written the same way. The same arithmetic as LayerNormKernel.
@@ -138,31 +153,9 @@ __global__ void __launch_bounds__(kThreads) LayerNormRegsKernel(LayerNormArgs a)
       const int64_t j = lane + 32 * k;
       if (j < nvec) LoadFloats<T, N>(x + off + j * N, v[k]);
     }
-    if (skip != nullptr) {
-      const T* skip_row = skip + (r % a.skip_rows) * a.cols;
-#pragma unroll
-      for (int k = 0; k < kVecs; ++k) {
-        const int64_t j = lane + 32 * k;
-        if (j < nvec) {
-          float s[N];
-          LoadFloats<T, N>(skip_row + j * N, s);
-#pragma unroll
-          for (int e = 0; e < N; ++e) v[k][e] += s[e];
-        }
-      }
-    }
-    if (pre_bias != nullptr) {
-#pragma unroll
-      for (int k = 0; k < kVecs; ++k) {
-        const int64_t j = lane + 32 * k;
-        if (j < nvec) {
-          float b[N];
-          LoadFloats<T, N>(pre_bias + j * N, b);
-#pragma unroll
-          for (int e = 0; e < N; ++e) v[k][e] += b[e];
-        }
-      }
-    }
+    // The CPU's order: x + skip, then + bias.
+    if (skip != nullptr) AddLaneVectors<T, N, kVecs>(skip + (r % a.skip_rows) * a.cols, lane, nvec, v);
+    if (pre_bias != nullptr) AddLaneVectors<T, N, kVecs>(pre_bias, lane, nvec, v);
     float mean = 0.0f;
     if (!a.simplified) {
       float sum = 0.0f;

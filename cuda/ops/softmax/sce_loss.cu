@@ -24,6 +24,41 @@ __device__ float SampleWeight(const LabelWeights& lw, int64_t i, int64_t classes
   return lw.weights != nullptr ? LoadAny(lw.weight_type, lw.weights, y) : 1.0f;
 }
 
+/// Finishes sample r of the forward (one thread): loss = -w * (score(y) - lse) for label y (0 when
+/// ignored, NaN when out of range), stored (kNone) or staged in scratch with its weight.
+template <typename L, typename Score>
+__device__ void FinishSample(const SceLossArgs& a, int64_t r, int64_t rows, float lse, Score&& score) {
+  const int64_t classes = a.shape.len;
+  int64_t y = 0;
+  const float w = SampleWeight<L>(a.lw, r, classes, &y);
+  const bool ignored = a.lw.has_ignore && y == a.lw.ignore_index;
+  float loss = 0.0f;
+  if (!ignored) loss = y >= 0 && y < classes ? -w * (score(y) - lse) : NAN;
+  if (a.reduction == LossReduction::kNone) {
+    StoreAny(a.out_type, a.loss, r, loss);
+  } else {
+    a.scratch[r] = loss;
+    a.scratch[rows + r] = w;
+  }
+}
+
+/// The gradient's factor of sample r, dY * w (kNone: dY per sample; kSum: scalar dY; kMean: scalar
+/// dY * w / sum(w), 0 when the sum is 0), in double as on the CPU; `label` gets its label.
+template <typename L>
+__device__ float SampleGradFactor(const SceLossGradArgs& a, int64_t r, int64_t* label) {
+  const double w = SampleWeight<L>(a.lw, r, a.shape.len, label);
+  double dl;
+  if (a.reduction == LossReduction::kNone) {
+    dl = static_cast<double>(LoadAny(a.dy_type, a.dy, r)) * w;
+  } else if (a.reduction == LossReduction::kSum) {
+    dl = static_cast<double>(LoadAny(a.dy_type, a.dy, 0)) * w;
+  } else {
+    const double ws = *a.weight_sum;
+    dl = ws == 0.0 ? 0.0 : static_cast<double>(LoadAny(a.dy_type, a.dy, 0)) * w / ws;
+  }
+  return static_cast<float>(dl);
+}
+
 template <typename T, typename L, int G>
 __global__ void SceLossKernel(SceLossArgs a) {
   using E = Elem<T>;
@@ -47,19 +82,7 @@ __global__ void SceLossKernel(SceLossArgs a) {
         StoreAny(a.out_type, a.log_prob, base + j * s.inner, E::Load(xr[j * s.inner]) - lse);
       }
     }
-    if (Lane<G>() == 0) {
-      int64_t y = 0;
-      const float w = SampleWeight<L>(a.lw, r, s.len, &y);
-      const bool ignored = a.lw.has_ignore && y == a.lw.ignore_index;
-      float loss = 0.0f;
-      if (!ignored) loss = y >= 0 && y < s.len ? -w * (E::Load(xr[y * s.inner]) - lse) : NAN;
-      if (a.reduction == LossReduction::kNone) {
-        StoreAny(a.out_type, a.loss, r, loss);
-      } else {
-        a.scratch[r] = loss;
-        a.scratch[rows + r] = w;
-      }
-    }
+    if (Lane<G>() == 0) FinishSample<L>(a, r, rows, lse, [&](int64_t y) { return E::Load(xr[y * s.inner]); });
   }
 }
 
@@ -104,17 +127,7 @@ __global__ void SceLossGradKernel(SceLossGradArgs a) {
   const T* bias = static_cast<const T*>(a.bias);
   for (int64_t r = FirstRow<G>(); r < rows; r += RowStep<G>()) {
     int64_t y = 0;
-    const double w = SampleWeight<L>(a.lw, r, s.len, &y);
-    double dl;
-    if (a.reduction == LossReduction::kNone) {
-      dl = static_cast<double>(LoadAny(a.dy_type, a.dy, r)) * w;
-    } else if (a.reduction == LossReduction::kSum) {
-      dl = static_cast<double>(LoadAny(a.dy_type, a.dy, 0)) * w;
-    } else {
-      const double ws = *a.weight_sum;
-      dl = ws == 0.0 ? 0.0 : static_cast<double>(LoadAny(a.dy_type, a.dy, 0)) * w / ws;
-    }
-    const float d = static_cast<float>(dl);
+    const float d = SampleGradFactor<L>(a, r, &y);
     const int64_t base = RowBase(s, r);
     for (int64_t j = Lane<G>(); j < s.len; j += G) {
       const int64_t k = base + j * s.inner;
@@ -217,19 +230,7 @@ __global__ void __launch_bounds__(kRowThreads) SceLossRowKernel(SceLossArgs a, b
             vout[k] = o;
           });
     }
-    if (threadIdx.x == 0) {
-      int64_t y = 0;
-      const float w = SampleWeight<L>(a.lw, r, len, &y);
-      const bool ignored = a.lw.has_ignore && y == a.lw.ignore_index;
-      float loss = 0.0f;
-      if (!ignored) loss = y >= 0 && y < len ? -w * (E::Load(cache[y]) - lse) : NAN;
-      if (a.reduction == LossReduction::kNone) {
-        StoreAny(a.out_type, a.loss, r, loss);
-      } else {
-        a.scratch[r] = loss;
-        a.scratch[rows + r] = w;
-      }
-    }
+    if (threadIdx.x == 0) FinishSample<L>(a, r, rows, lse, [&](int64_t y) { return E::Load(cache[y]); });
     __syncthreads();  // every read of this row's cache is done before the next row fills it
   }
 }
@@ -250,17 +251,7 @@ __global__ void __launch_bounds__(kThreads) SceLossGradRowKernel(SceLossGradArgs
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     if (threadIdx.x == 0) {
       int64_t y = 0;
-      const double w = SampleWeight<L>(a.lw, r, len, &y);
-      double dl;
-      if (a.reduction == LossReduction::kNone) {
-        dl = static_cast<double>(LoadAny(a.dy_type, a.dy, r)) * w;
-      } else if (a.reduction == LossReduction::kSum) {
-        dl = static_cast<double>(LoadAny(a.dy_type, a.dy, 0)) * w;
-      } else {
-        const double ws = *a.weight_sum;
-        dl = ws == 0.0 ? 0.0 : static_cast<double>(LoadAny(a.dy_type, a.dy, 0)) * w / ws;
-      }
-      row_d = static_cast<float>(dl);
+      row_d = SampleGradFactor<L>(a, r, &y);
       row_label = y;
     }
     __syncthreads();

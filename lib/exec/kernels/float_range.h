@@ -209,7 +209,7 @@ class OutView {
     }
   }
   ~OutView() {
-    if (!owned_.empty()) StoreRange(owned_.data(), t_.numel(), t_, 0);
+    if (!owned_.empty()) StoreFromCompute(owned_.data(), t_);
   }
   OutView(const OutView&) = delete;
   OutView& operator=(const OutView&) = delete;
@@ -222,30 +222,40 @@ class OutView {
   C* ptr_ = nullptr;
 };
 
+/// The kChunkElements-element chunk of a tensor that holds element i, as C: the state
+/// ChunkedReader and ChunkedWriter share.
+template <typename C>
+struct ElementChunk {
+  std::vector<C> values;
+  int64_t start = 0, count = 0;
+  bool Holds(int64_t i) const { return i >= start && i < start + count; }
+  /// Converts the chunk of t holding element i into `values`.
+  void Load(const Tensor& t, int64_t i) {
+    start = i - i % kChunkElements;
+    count = std::min(kChunkElements, t.numel() - start);
+    values.resize(static_cast<size_t>(kChunkElements));
+    ConvertRange(t, start, count, values.data());
+  }
+  C& at(int64_t i) { return values[static_cast<size_t>(i - start)]; }
+};
+
 /// Element reads of a tensor as C for single-threaded walks (ForEachIndexed's order): the tensor
-/// itself when its elements are C, else the kChunkElements-element chunk holding the element,
-/// converted when the walk enters it. Any order is correct; increasing order converts each chunk
-/// once.
+/// itself when its elements are C, else the chunk holding the element, converted when the walk
+/// enters it. Any order is correct; increasing order converts each chunk once.
 template <typename C>
 class ChunkedReader {
  public:
   explicit ChunkedReader(const Tensor& t) : t_(t), direct_(StoredAs<C>(t) ? t.data<C>() : nullptr) {}
   C operator[](int64_t i) {
     if (direct_ != nullptr) return direct_[i];
-    if (i < start_ || i >= start_ + count_) {
-      start_ = i - i % kChunkElements;
-      count_ = std::min(kChunkElements, t_.numel() - start_);
-      buf_.resize(static_cast<size_t>(kChunkElements));
-      ConvertRange(t_, start_, count_, buf_.data());
-    }
-    return buf_[static_cast<size_t>(i - start_)];
+    if (!chunk_.Holds(i)) chunk_.Load(t_, i);
+    return chunk_.at(i);
   }
 
  private:
   const Tensor& t_;
   const C* direct_;
-  std::vector<C> buf_;
-  int64_t start_ = 0, count_ = 0;
+  ElementChunk<C> chunk_;
 };
 
 /// Element access to an output tensor as C for single-threaded walks, as ChunkedReader: the
@@ -260,25 +270,21 @@ class ChunkedWriter {
   ChunkedWriter& operator=(const ChunkedWriter&) = delete;
   C& operator[](int64_t i) {
     if (direct_ != nullptr) return direct_[i];
-    if (i < start_ || i >= start_ + count_) {
+    if (!chunk_.Holds(i)) {
       Flush();
-      start_ = i - i % kChunkElements;
-      count_ = std::min(kChunkElements, t_.numel() - start_);
-      buf_.resize(static_cast<size_t>(kChunkElements));
-      ConvertRange(t_, start_, count_, buf_.data());
+      chunk_.Load(t_, i);
     }
-    return buf_[static_cast<size_t>(i - start_)];
+    return chunk_.at(i);
   }
   /// Stores the current chunk into the tensor (the chunk stays current).
   void Flush() {
-    if (count_ > 0) StoreRange(buf_.data(), count_, t_, start_);
+    if (chunk_.count > 0) StoreRange(chunk_.values.data(), chunk_.count, t_, chunk_.start);
   }
 
  private:
   Tensor& t_;
   C* direct_;
-  std::vector<C> buf_;
-  int64_t start_ = 0, count_ = 0;
+  ElementChunk<C> chunk_;
 };
 
 /// Runs fn(first, count, buffers) over [0, n) in chunks of kChunkElements on the kernel threads
