@@ -35,8 +35,8 @@ float Expected(const std::vector<float>& x, const Window3& w, int64_t row, int64
   return x[static_cast<size_t>(c * w.InSize() + (id * w.in[1] + ih) * w.in[2] + iw)];
 }
 
-TEST_CASE("Im2Col writes every element as its definition says; Col2Im is its adjoint", "[exec][im2col]") {
-  std::vector<Case> cases = {
+std::vector<Case> Cases() {
+  return {
       {{7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},   // same 3x3: the shifted copy
       {{6, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},   // same, not square
       {{8, 8}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}},   // same 5x5
@@ -51,8 +51,11 @@ TEST_CASE("Im2Col writes every element as its definition says; Col2Im is its adj
       {{4, 5, 5}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}},  // 3-D same
       {{5, 4, 6}, {2, 3, 3}, {2, 1, 2}, {1, 2, 1}, {1, 2, 0}, {0, 2, 1}},  // 3-D mixed
   };
+}
+
+TEST_CASE("Im2Col writes every element as its definition says; Col2Im is its adjoint", "[exec][im2col]") {
   const int64_t channels = 3;
-  for (const Case& c : cases) {
+  for (const Case& c : Cases()) {
     const std::vector<int64_t> out = OutDims(c);
     const Window3 w = MakeWindow3(c.in, out, c.kernel, c.stride, c.dilation, c.pad_begin);
     const int64_t rows = channels * w.KernelSize(), cols = w.OutSize();
@@ -75,6 +78,60 @@ TEST_CASE("Im2Col writes every element as its definition says; Col2Im is its adj
     for (size_t i = 0; i < g.size(); ++i) rhs += static_cast<double>(g[i]) * col[i];
     CHECK(lhs == Approx(rhs).epsilon(1e-9));
   }
+}
+
+TEST_CASE("Im2Col and Col2Im by position tile equal the whole column matrix", "[exec][im2col]") {
+  // Tiles of 1 position, parts of rows, whole rows, rows plus a part, more than a plane (3-D),
+  // and all: every column as in the whole matrix, and the tiles' Col2Im sums the whole one's.
+  const int64_t channels = 2;
+  for (const Case& c : Cases()) {
+    const std::vector<int64_t> out = OutDims(c);
+    const Window3 w = MakeWindow3(c.in, out, c.kernel, c.stride, c.dilation, c.pad_begin);
+    const int64_t rows = channels * w.KernelSize(), cols = w.OutSize();
+    std::vector<float> x(static_cast<size_t>(channels * w.InSize()));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = 1.0f + static_cast<float>(i % 89) * 0.5f;
+    std::vector<float> whole(static_cast<size_t>(rows * cols));
+    Im2Col(x.data(), channels, w, whole.data());
+    // Small integers: the sums are exact whatever order the tiles add them in.
+    std::vector<float> g(whole.size());
+    for (size_t i = 0; i < g.size(); ++i) g[i] = static_cast<float>((i * 13) % 11) - 5.0f;
+    std::vector<float> back_whole(x.size(), 0.0f);
+    Col2Im(g.data(), channels, w, back_whole.data());
+    const int64_t row_len = w.out[2], plane = w.out[1] * w.out[2];
+    for (int64_t tile : {int64_t{1}, int64_t{2}, row_len - 1, row_len, row_len + 1, 2 * row_len + 3, plane + 1, cols}) {
+      if (tile <= 0) continue;
+      INFO("in " << c.in.size() << "-D, in[0] " << c.in[0] << ", kernel[0] " << c.kernel[0] << ", tile " << tile);
+      std::vector<float> back(x.size(), 0.0f);
+      ForEachTile(w, tile, [&](PositionRange r) {
+        std::vector<float> col(static_cast<size_t>(rows * r.size()), std::nanf(""));
+        Im2Col(x.data(), channels, w, col.data(), r);
+        for (int64_t row = 0; row < rows; ++row) {
+          for (int64_t o = r.begin; o < r.end; ++o) {
+            REQUIRE(col[static_cast<size_t>(row * r.size() + o - r.begin)] == whole[static_cast<size_t>(row * cols + o)]);
+          }
+        }
+        std::vector<float> gt(col.size());
+        for (int64_t row = 0; row < rows; ++row) {
+          for (int64_t o = r.begin; o < r.end; ++o) {
+            gt[static_cast<size_t>(row * r.size() + o - r.begin)] = g[static_cast<size_t>(row * cols + o)];
+          }
+        }
+        Col2Im(gt.data(), channels, w, back.data(), r);
+      });
+      for (size_t i = 0; i < x.size(); ++i) REQUIRE(back[i] == back_whole[i]);
+    }
+  }
+}
+
+TEST_CASE("ColumnTilePositions: within the byte cap, whole rows, never skinnier than the floor", "[exec][im2col]") {
+  const Window3 w = MakeWindow3({64, 64}, {64, 64}, {3, 3}, {1, 1}, {1, 1}, {1, 1});
+  // 128 channels x 9 taps of float: 4,608 bytes a position, 227 fit in 1 MiB: 3 whole rows.
+  CHECK(ColumnTilePositions(w, 128 * 9, 4) == 192);
+  CHECK(ColumnTilePositions(w, 1, 4) == w.OutSize());  // everything fits
+  // 4,608 rows: the floor of 64 positions (one row here) though it passes the cap.
+  CHECK(ColumnTilePositions(w, 4608, 4) == 64);
+  const Window3 line = MakeWindow3({100000}, {100000}, {3}, {1}, {1}, {1});
+  CHECK(ColumnTilePositions(line, 512 * 3, 4) == kColumnTileBytes / (512 * 3 * 4));  // part of one long row
 }
 
 }  // namespace

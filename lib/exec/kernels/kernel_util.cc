@@ -367,10 +367,9 @@ void Blas(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t 
 /// the pool splits the product), or, for k = 0, C = beta C.
 template <typename T>
 void GemmOnPool(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
-                const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+                const T* b, int64_t ldb, T beta, T* c, int64_t ldc, bool split = true) {
   if (m == 0 || n == 0) return;
-  GetPool();
-  SplitGemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, [&](int64_t mm, int64_t nn, const T* aa, const T* bb, T* cc) {
+  const auto block = [&](int64_t mm, int64_t nn, const T* aa, const T* bb, T* cc) {
     if (k == 0) {
       for (int64_t i = 0; i < mm; ++i)
         for (int64_t j = 0; j < nn; ++j) cc[i * ldc + j] = beta == T(0) ? T(0) : beta * cc[i * ldc + j];
@@ -378,7 +377,13 @@ void GemmOnPool(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T a
     }
     Blas(trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, mm, nn, k, alpha, aa, lda, bb, ldb,
          beta, cc, ldc);
-  });
+  };
+  if (!split) {
+    block(m, n, a, b, c);
+    return;
+  }
+  GetPool();
+  SplitGemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, block);
 }
 
 }  // namespace
@@ -391,6 +396,16 @@ void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
 void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
           const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
   GemmOnPool(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void GemmOneCall(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                 int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  GemmOnPool(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, false);
+}
+
+void GemmOneCall(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
+                 int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  GemmOnPool(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, false);
 }
 
 std::vector<float> ToFloatVector(const Tensor& t) {

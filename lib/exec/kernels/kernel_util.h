@@ -228,6 +228,15 @@ void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
 void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
           const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
 
+/// The same product as one single-threaded BLAS call, never cut: for callers that run many
+/// products in parallel themselves (a convolution's output tiles). Its bits depend on the shape
+/// alone too. A cut product re-packs the operand its blocks share once per block; a forward
+/// convolution's tile shares a large one either way (the weights or the column matrix).
+void GemmOneCall(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                 int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+void GemmOneCall(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
+                 int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
+
 /// The kernel set OpenBLAS selected ("Haswell", "SkylakeX", "Prescott", ...: OPENBLAS_CORETYPE or
 /// its CPU detection); "" for another BLAS.
 std::string BlasCoreName();

@@ -1,7 +1,7 @@
 // Conv (1-D/2-D/3-D, group, strides, dilations, pads, auto_pad). Unit-stride 1-D/2-D windows of
-// more than one tap in float run the direct kernel (conv_direct.h); the rest per image and group
-// im2col then one GEMM  Y_g[M/g, out] = W_g[M/g, C/g * k] * col[C/g * k, out], the bias added
-// after it; images run in parallel.
+// more than one tap in float run the direct kernel (conv_direct.h), 1x1 windows one GEMM per image
+// and group; the rest im2col and one GEMM  Y_g[M/g, tile] = W_g[M/g, C/g * k] * col[C/g * k, tile]
+// per image, group and tile of output positions, the bias added after it; all in parallel.
 #include <optional>
 
 #include "exec/kernels/conv_direct.h"
@@ -55,62 +55,73 @@ Status Conv(KernelContext& ctx) {
     const int64_t kdim = cg * win.KernelSize();
     const int64_t osize = win.OutSize();
     const int64_t isize = win.InSize();
-    const bool direct = win.ReadsImageAsIs();
-    // One image: each group's product (through a column matrix unless the window reads the image
-    // as it is), the bias added while the image's output is still in cache.
-    auto image = [&](const C* xi, C* yi, ColumnBuffer<C>& col) {
-      for (int64_t gi = 0; gi < group; ++gi) {
-        const C* xg = xi + gi * cg * isize;
-        const C* src = xg;
-        if (!direct) {
-          Im2Col(xg, cg, win, col.data());
-          src = col.data();
-        }
-        C* yg = yi + gi * mg * osize;
-        memopt::Gemm(false, false, mg, osize, kdim, C(1), wv.data() + gi * mg * kdim, kdim, src, osize, C(0), yg, osize);
-        if (bv) {
-          for (int64_t oc = 0; oc < mg; ++oc) {
-            const C bval = (*bv)[gi * mg + oc];
-            C* yp = yg + oc * osize;
-            for (int64_t i = 0; i < osize; ++i) yp[i] += bval;
-          }
-        }
-      }
+    const int64_t cost = group * mg * osize * kdim;  // per image
+    const auto add_bias = [&](C* row, int64_t oc, int64_t len) {
+      if (!bv) return;
+      const C bval = (*bv)[oc];
+      for (int64_t i = 0; i < len; ++i) row[i] += bval;
     };
-    const int64_t cost = group * mg * osize * kdim;
-    if (StoredAs<C>(x)) {  // float/double: images read and written in place
-      const C* xp = x.data<C>();
-      C* yp = y.data<C>();
-      if constexpr (std::is_same_v<C, float>) {
-        if (DirectConvApplies(win)) {  // unit strides, more than one tap: no column matrix (conv_direct.h)
-          DirectConv2D(xp, wv.data(), bv ? bv->data() : nullptr, n, c, m, group, win, yp);
+    if constexpr (std::is_same_v<C, float>) {
+      if (DirectConvApplies(win)) {  // unit strides, more than one tap: no column matrix (conv_direct.h)
+        const float* bp = bv ? bv->data() : nullptr;
+        if (StoredAs<C>(x)) {
+          DirectConv2D(x.data<float>(), wv.data(), bp, n, c, m, group, win, y.data<float>());
           return Status::Ok();
         }
+        // float16/bfloat16: an image converted, computed and stored at a time.
+        ParallelFor(n, cost, [&](int64_t first, int64_t last) {
+          ChunkBuffers<C> buf;
+          for (int64_t img = first; img < last; ++img) {
+            const C* xi = ReadRange(x, img * c * isize, c * isize, buf.Get(0, static_cast<size_t>(c * isize)));
+            C* yi = buf.Get(1, static_cast<size_t>(m * osize));
+            DirectConv2D(xi, wv.data(), bp, 1, c, m, group, win, yi);
+            StoreRange(yi, m * osize, y, img * m * osize);
+          }
+        });
+        return Status::Ok();
       }
-      // Images on the pool's threads at once, each range with its own column scratch; a single
-      // image parallelises inside Im2Col and Gemm instead.
+    }
+    if (win.ReadsImageAsIs()) {  // 1x1, unit strides, no pads: the image is its own column matrix
       ParallelFor(n, cost, [&](int64_t first, int64_t last) {
-        ColumnBuffer<C> col(direct ? 0 : kdim * osize);
-        for (int64_t img = first; img < last; ++img) image(xp + img * c * isize, yp + img * m * osize, col);
+        ChunkBuffers<C> buf;
+        for (int64_t img = first; img < last; ++img) {
+          const C* xi = ReadRange(x, img * c * isize, c * isize, buf.Get(0, static_cast<size_t>(c * isize)));
+          C* yi = WriteRange(y, img * m * osize, buf.Get(1, static_cast<size_t>(m * osize)));
+          for (int64_t gi = 0; gi < group; ++gi) {
+            C* yg = yi + gi * mg * osize;
+            memopt::Gemm(false, false, mg, osize, kdim, C(1), wv.data() + gi * mg * kdim, kdim, xi + gi * cg * isize,
+                         osize, C(0), yg, osize);
+            for (int64_t oc = 0; oc < mg; ++oc) add_bias(yg + oc * osize, gi * mg + oc, osize);
+          }
+          CommitRange(yi, m * osize, y, img * m * osize);
+        }
       });
       return Status::Ok();
     }
-    // float16/bfloat16: an image converted, computed and stored at a time, not the whole batch.
-    ParallelFor(n, cost, [&](int64_t first, int64_t last) {
-      ColumnBuffer<C> col(direct ? 0 : kdim * osize);
+    // The rest through a column matrix a tile of output positions at a time (im2col.h: about
+    // 1 MiB of scratch per thread whatever the image). Each (image, group, tile) is one item of
+    // work and one BLAS call, so one image's tiles run in parallel too, and no product is cut
+    // into blocks that would each re-pack the weights or the column tile (kernel_util.h).
+    const int64_t tile = ColumnTilePositions(win, kdim, sizeof(C));
+    const int64_t tiles = (osize + tile - 1) / tile;
+    const bool in_place = StoredAs<C>(y);
+    ParallelFor(n * group * tiles, mg * tile * kdim, [&](int64_t first, int64_t last) {
+      ColumnBuffer<C> col(kdim * tile);
       ChunkBuffers<C> buf;
-      for (int64_t img = first; img < last; ++img) {
-        const C* xi = ReadRange(x, img * c * isize, c * isize, buf.Get(0, static_cast<size_t>(c * isize)));
-        C* yi = buf.Get(1, static_cast<size_t>(m * osize));
-        bool done = false;
-        if constexpr (std::is_same_v<C, float>) {
-          if (DirectConvApplies(win)) {
-            DirectConv2D(xi, wv.data(), bv ? bv->data() : nullptr, 1, c, m, group, win, yi);
-            done = true;
-          }
+      for (int64_t item = first; item < last; ++item) {
+        const int64_t t = item % tiles, gi = item / tiles % group, img = item / tiles / group;
+        const PositionRange r{t * tile, std::min(osize, (t + 1) * tile)};
+        const int64_t x_at = (img * c + gi * cg) * isize, y_at = (img * m + gi * mg) * osize;
+        Im2Col(ReadRange(x, x_at, cg * isize, buf.Get(0, static_cast<size_t>(cg * isize))), cg, win, col.data(), r);
+        // float/double outputs are written in place; 16-bit ones through an [M/g, tile] buffer.
+        const int64_t ld = in_place ? osize : r.size();
+        C* out = in_place ? y.data<C>() + y_at + r.begin : buf.Get(1, static_cast<size_t>(mg * r.size()));
+        GemmOneCall(false, false, mg, r.size(), kdim, C(1), wv.data() + gi * mg * kdim, kdim, col.data(), r.size(),
+                    C(0), out, ld);
+        for (int64_t oc = 0; oc < mg; ++oc) {
+          add_bias(out + oc * ld, gi * mg + oc, r.size());
+          if (!in_place) StoreRange(out + oc * ld, r.size(), y, y_at + oc * osize + r.begin);
         }
-        if (!done) image(xi, yi, col);
-        StoreRange(yi, m * osize, y, img * m * osize);
       }
     });
     return Status::Ok();

@@ -316,6 +316,9 @@ Status ConvGradKernel(KernelContext& ctx) {
     const int64_t kdim = c_per_group * win.KernelSize();
     const int64_t dy_image = m_out * osize, x_image = c_in * isize;
     const bool direct = win.ReadsImageAsIs();
+    // Column matrices a tile of output positions at a time (im2col.h): about 1 MiB of scratch per
+    // thread, not kdim x osize (18 MiB for 3x3 over 128 channels of 64x64).
+    const int64_t tile = direct ? osize : math::ColumnTilePositions(win, kdim, sizeof(C));
     if (want_dx && dx_direct) {
       if constexpr (std::is_same_v<C, float>) {
         InView<C> gy(dy);  // float X: dY is float too but for a mixed-type graph
@@ -325,7 +328,7 @@ Status ConvGradKernel(KernelContext& ctx) {
       // Images in parallel, each range with its own scratch; Col2Im adds into the zeroed dX.
       Tensor& dx = ctx.outputs[0];
       ParallelFor(n, group * kdim * osize * mg, [&](int64_t first, int64_t last) {
-        math::ColumnBuffer<C> dcol(direct ? 0 : kdim * osize);
+        math::ColumnBuffer<C> dcol(direct ? 0 : kdim * tile);
         ChunkBuffers<C> buf;
         for (int64_t b = first; b < last; ++b) {
           const C* dyb = ReadRange(dy, b * dy_image, dy_image, buf.Get(0, static_cast<size_t>(dy_image)));
@@ -334,9 +337,15 @@ Status ConvGradKernel(KernelContext& ctx) {
           for (int64_t gi = 0; gi < group; ++gi) {
             const C* dyg = dyb + gi * mg * osize;
             C* dxg = dxb + gi * c_per_group * isize;
-            C* dst = direct ? dxg : dcol.data();
-            Gemm(true, false, kdim, osize, mg, C(1), wt.data() + gi * mg * kdim, kdim, dyg, osize, C(0), dst, osize);
-            if (!direct) math::Col2Im(dcol.data(), c_per_group, win, dxg);
+            const C* wg = wt.data() + gi * mg * kdim;
+            if (direct) {
+              Gemm(true, false, kdim, osize, mg, C(1), wg, kdim, dyg, osize, C(0), dxg, osize);
+              continue;
+            }
+            math::ForEachTile(win, tile, [&](math::PositionRange r) {
+              Gemm(true, false, kdim, r.size(), mg, C(1), wg, kdim, dyg + r.begin, osize, C(0), dcol.data(), r.size());
+              math::Col2Im(dcol.data(), c_per_group, win, dxg, r);
+            });
           }
           CommitRange(dxb, x_image, dx, b * x_image);
         }
@@ -352,7 +361,7 @@ Status ConvGradKernel(KernelContext& ctx) {
       const int64_t slices = std::min<int64_t>(n, kDwSlices);
       std::vector<std::vector<C>> partial(static_cast<size_t>(slices - 1), std::vector<C>(static_cast<size_t>(wsize)));
       ParallelFor(slices, (n / slices) * group * mg * kdim * osize, [&](int64_t s0, int64_t s1) {
-        math::ColumnBuffer<C> col(direct ? 0 : kdim * osize);
+        math::ColumnBuffer<C> col(direct ? 0 : kdim * tile);
         ChunkBuffers<C> buf;
         for (int64_t s = s0; s < s1; ++s) {
           C* out = s == 0 ? dw.data() : partial[static_cast<size_t>(s - 1)].data();
@@ -362,11 +371,17 @@ Status ConvGradKernel(KernelContext& ctx) {
             const C* dyb = ReadRange(dy, b * dy_image, dy_image, buf.Get(1, static_cast<size_t>(dy_image)));
             for (int64_t gi = 0; gi < group; ++gi) {
               const C* xg = xb + gi * c_per_group * isize;
-              if (!direct) math::Im2Col(xg, c_per_group, win, col.data());
-              const C* src = direct ? xg : col.data();
               const C* dyg = dyb + gi * mg * osize;
-              Gemm(false, true, mg, kdim, osize, C(1), dyg, osize, src, osize, C(b == first ? 0 : 1),
-                   out + gi * mg * kdim, kdim);
+              C* dwg = out + gi * mg * kdim;
+              if (direct) {
+                Gemm(false, true, mg, kdim, osize, C(1), dyg, osize, xg, osize, C(b == first ? 0 : 1), dwg, kdim);
+                continue;
+              }
+              math::ForEachTile(win, tile, [&](math::PositionRange r) {
+                math::Im2Col(xg, c_per_group, win, col.data(), r);
+                const C beta = b == first && r.begin == 0 ? C(0) : C(1);
+                Gemm(false, true, mg, kdim, r.size(), C(1), dyg + r.begin, osize, col.data(), r.size(), beta, dwg, kdim);
+              });
             }
           }
         }
