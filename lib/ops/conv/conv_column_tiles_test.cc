@@ -134,5 +134,37 @@ TEST_CASE("ConvTranspose by column tiles and channel blocks equals the definitio
   }
 }
 
+TEST_CASE("ConvGrad's dX and ConvTranspose through a 1x1 window with groups", "[conv][kernels]") {
+  // X [2, 4, 3, 5], W [6, 2, 1, 1], group 2: dX[b, g*2 + c, p] = sum over m in group g of
+  // W[g*3 + m, c] dY[b, g*3 + m, p]; ConvTranspose of dY with the same W is the same sum.
+  const int64_t n = 2, c = 4, m = 6, hw = 15;
+  for (DataType dtype : {DataType::kFloat, DataType::kFloat16}) {
+    INFO(DataTypeName(dtype));
+    const Tensor x = MakeTensor(dtype, {n, c, 3, 5}, Pattern(n * c * hw, 7, 5));
+    const Tensor w = MakeTensor(dtype, {m, c / 2, 1, 1}, Pattern(m * c / 2, 5, 7));
+    const Tensor dy = MakeTensor(dtype, {n, m, 3, 5}, Pattern(n * m * hw, 11, 13));
+    const std::vector<double> wv = Values(w), dyv = Values(dy);
+    std::vector<double> dx(static_cast<size_t>(n * c * hw), 0.0);
+    for (int64_t b = 0; b < n; ++b) {
+      for (int64_t ci = 0; ci < c; ++ci) {
+        const int64_t g = ci / 2;
+        for (int64_t mi = g * 3; mi < g * 3 + 3; ++mi) {
+          for (int64_t p = 0; p < hw; ++p) {
+            dx[static_cast<size_t>((b * c + ci) * hw + p)] +=
+                wv[static_cast<size_t>(mi * 2 + ci % 2)] * dyv[static_cast<size_t>((b * m + mi) * hw + p)];
+          }
+        }
+      }
+    }
+    const double tol = dtype == DataType::kFloat ? 1e-5 : 1e-3;
+    KernelCall grad("com.microsoft", "ConvGrad", 3);
+    grad.Input(dy).Input(x).Input(w).Int("group", 2).Ints("kernel_shape", {1, 1});
+    ExpectNear(MustRun(grad)[0], dx, tol);
+    KernelCall ct("", "ConvTranspose");
+    ct.Input(dy).Input(w).Int("group", 2).Ints("kernel_shape", {1, 1});
+    ExpectNear(MustRun(ct)[0], dx, tol);
+  }
+}
+
 }  // namespace
 }  // namespace memopt::testing

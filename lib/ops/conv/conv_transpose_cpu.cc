@@ -1,6 +1,6 @@
 // ConvTranspose (1-D/2-D/3-D, group, strides, dilations, pads, output_padding, output_shape,
-// auto_pad): per image and group one GEMM  col[M/g * k, in] = W_g^T[M/g * k, C/g] * X_g[C/g, in],
-// then col2im adds every column entry into the output image.
+// auto_pad): exec/kernels/transposed_conv.h, which ConvGrad's dX shares; this file reads the
+// attributes and the output geometry.
 //
 // Output size and begin pads follow the ONNX reference: explicit pads (default 0) with
 // out = stride*(in-1) + output_padding + (k-1)*dilation + 1 - pads, unless output_shape is given;
@@ -12,6 +12,7 @@
 
 #include "exec/kernels/float_range.h"
 #include "exec/kernels/im2col.h"
+#include "exec/kernels/transposed_conv.h"
 #include "exec/kernels/math_util.h"
 #include "ir/op_registry.h"
 #include "shape/window_attributes.h"
@@ -100,7 +101,7 @@ Status ConvTranspose(KernelContext& ctx) {
     return ctx.Error("channels do not match: X " + ShapeToString(x.shape()) + ", W " + ShapeToString(w.shape()) +
                      ", group " + std::to_string(group) + " (W.dim(0) must be C)");
   }
-  const int64_t mg = w.dim(1), m = mg * group, cg = c / group;
+  const int64_t mg = w.dim(1), m = mg * group;
   if (bias != nullptr && bias->numel() != m) {
     return ctx.Error("B " + ShapeToString(bias->shape()) + " must have M = " + std::to_string(m) + " entries");
   }
@@ -116,61 +117,10 @@ Status ConvTranspose(KernelContext& ctx) {
 
   return DispatchCompute(ctx, x.dtype(), [&](auto tag) -> Status {
     using C = typename decltype(tag)::type;
-    // W and B whole (parameters). Work items are (image, group, block of output channels): a
-    // block's Y planes take only its channels' rows of the column matrix, so blocks write disjoint
-    // planes and run in parallel, for one image or many. Within a block X's pixels go a tile at a
-    // time (im2col.h: about 1 MiB of column scratch), each tile one BLAS call whose shape the
-    // block and the tile fix (GemmOneCall: no block split re-packing X's tile). 16-bit X is
-    // converted a tile at a time, Y a block's planes at a time.
-    InView<C> wv(w);
+    InView<C> wv(w);  // W and B whole (parameters)
     std::optional<InView<C>> bv;
     if (bias != nullptr) bv.emplace(*bias);
-    const int64_t ksize = win.KernelSize();
-    const int64_t isize = win.OutSize();  // X pixels
-    const int64_t osize = win.InSize();   // Y pixels
-    const int64_t rows = mg * ksize;      // column-matrix rows of a group: (output channel, tap)
-    constexpr int64_t kMinBlockRows = 64;
-    const int64_t mb = std::min(mg, std::max<int64_t>(1, (kMinBlockRows + ksize - 1) / ksize));
-    const int64_t blocks = mb > 0 ? (mg + mb - 1) / mb : 0;
-    // The tile bounds the column scratch and, for 16-bit X, the converted X tile ([C/g, tile]).
-    const int64_t tile = ColumnTilePositions(win, std::max(mb * ksize, StoredAs<C>(x) ? 0 : cg), sizeof(C));
-    const bool in_place = StoredAs<C>(y);  // float/double Y: accumulated where it lies (zeroed)
-    ParallelFor(n * group * blocks, mb * ksize * isize * cg, [&](int64_t first, int64_t last) {
-      ColumnBuffer<C> col(mb * ksize * tile);
-      ChunkBuffers<C> buf;
-      for (int64_t item = first; item < last; ++item) {
-        const int64_t blk = item % blocks, gi = item / blocks % group, img = item / blocks / group;
-        const int64_t m0 = blk * mb, count = std::min(mb, mg - m0);
-        const int64_t x_at = (img * c + gi * cg) * isize;
-        const int64_t y_at = (img * m + gi * mg + m0) * osize;
-        C* yb = in_place ? y.data<C>() + y_at : buf.Get(1, static_cast<size_t>(count * osize));
-        if (!in_place) std::fill(yb, yb + count * osize, C(0));
-        const C* wb = wv.data() + gi * cg * rows + m0 * ksize;  // W_g as [C/g, rows]: this block's columns
-        ForEachTile(win, tile, [&](PositionRange r) {
-          // X's tile: [C/g, tile] in place (row stride isize), or its rows converted.
-          const C* xt = nullptr;
-          int64_t ldx = isize;
-          if (StoredAs<C>(x)) {
-            xt = x.data<C>() + x_at + r.begin;
-          } else {
-            C* xb = buf.Get(0, static_cast<size_t>(cg * r.size()));
-            for (int64_t ci = 0; ci < cg; ++ci) ConvertRange(x, x_at + ci * isize + r.begin, r.size(), xb + ci * r.size());
-            xt = xb;
-            ldx = r.size();
-          }
-          GemmOneCall(true, false, count * ksize, r.size(), cg, C(1), wb, rows, xt, ldx, C(0), col.data(), r.size());
-          Col2Im(col.data(), count, win, yb, r);
-        });
-        if (bv.has_value()) {
-          for (int64_t oc = 0; oc < count; ++oc) {
-            C* yp = yb + oc * osize;
-            const C bval = (*bv)[gi * mg + m0 + oc];
-            for (int64_t i = 0; i < osize; ++i) yp[i] += bval;
-          }
-        }
-        if (!in_place) StoreRange(yb, count * osize, y, y_at);
-      }
-    });
+    TransposedConv(x, wv.data(), bv ? bv->data() : nullptr, group, win, y);
     return Status::Ok();
   });
 }

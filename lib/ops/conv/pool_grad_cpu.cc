@@ -15,6 +15,7 @@
 #include "exec/kernels/im2col.h"
 #include "exec/kernels/kernel_util.h"
 #include "exec/kernels/training_util.h"
+#include "exec/kernels/transposed_conv.h"
 #include "ir/graph.h"
 #include "ir/op_registry.h"
 
@@ -301,7 +302,7 @@ Status ConvGradKernel(KernelContext& ctx) {
   const math::Window3 win = math::MakeWindow3(g.in, g.out, g.kernel, g.strides, g.dilations, g.pad_begin);
   const bool want_dx = ctx.output_wanted(0), want_dw = ctx.output_wanted(1), want_db = ctx.output_wanted(2);
   // Unit strides: dX is a direct convolution of dY that writes every element (conv_direct.h);
-  // otherwise Col2Im adds into a zeroed dX. The direct path computes in float: not for a float64
+  // otherwise the transposed convolution adds into a zeroed dX. The direct path computes in float: not for a float64
   // dY, which computes in double (DispatchCompute below).
   const bool dx_direct = x.dtype() == DataType::kFloat && dy.dtype() != DataType::kDouble &&
                          math::DirectConvInputGradWindow(win).has_value();
@@ -309,12 +310,11 @@ Status ConvGradKernel(KernelContext& ctx) {
   if (want_dw) ctx.outputs[1] = Tensor(w.dtype(), w.shape());
   if (want_db) ctx.outputs[2] = Tensor(dy.dtype(), {m_out});
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
-    // W whole (a parameter); dY, X and dX an image at a time, so 16-bit activations are converted
-    // one image at a time rather than whole.
+    // W whole (a parameter); for dW, X a group's channels and dY a tile at a time, so 16-bit
+    // activations are never converted whole.
     InView<C> wt(w);
     const int64_t mg = m_out / group, osize = win.OutSize(), isize = win.InSize();
     const int64_t kdim = c_per_group * win.KernelSize();
-    const int64_t dy_image = m_out * osize, x_image = c_in * isize;
     const bool direct = win.ReadsImageAsIs();
     // Column matrices a tile of output positions at a time (im2col.h): about 1 MiB of scratch per
     // thread, not kdim x osize (18 MiB for 3x3 over 128 channels of 64x64).
@@ -325,31 +325,9 @@ Status ConvGradKernel(KernelContext& ctx) {
         math::DirectConvInputGrad(gy.data(), wt.data(), n, c_in, m_out, group, win, ctx.outputs[0].data<float>());
       }
     } else if (want_dx) {
-      // Images in parallel, each range with its own scratch; Col2Im adds into the zeroed dX.
-      Tensor& dx = ctx.outputs[0];
-      ParallelFor(n, group * kdim * osize * mg, [&](int64_t first, int64_t last) {
-        math::ColumnBuffer<C> dcol(direct ? 0 : kdim * tile);
-        ChunkBuffers<C> buf;
-        for (int64_t b = first; b < last; ++b) {
-          const C* dyb = ReadRange(dy, b * dy_image, dy_image, buf.Get(0, static_cast<size_t>(dy_image)));
-          C* dxb = WriteRange(dx, b * x_image, buf.Get(1, static_cast<size_t>(x_image)));
-          if (!StoredAs<C>(dx)) std::fill(dxb, dxb + x_image, C(0));  // dX itself starts zeroed
-          for (int64_t gi = 0; gi < group; ++gi) {
-            const C* dyg = dyb + gi * mg * osize;
-            C* dxg = dxb + gi * c_per_group * isize;
-            const C* wg = wt.data() + gi * mg * kdim;
-            if (direct) {
-              Gemm(true, false, kdim, osize, mg, C(1), wg, kdim, dyg, osize, C(0), dxg, osize);
-              continue;
-            }
-            math::ForEachTile(win, tile, [&](math::PositionRange r) {
-              Gemm(true, false, kdim, r.size(), mg, C(1), wg, kdim, dyg + r.begin, osize, C(0), dcol.data(), r.size());
-              math::Col2Im(dcol.data(), c_per_group, win, dxg, r);
-            });
-          }
-          CommitRange(dxb, x_image, dx, b * x_image);
-        }
-      });
+      // dX is the transposed convolution of dY with W as it is (transposed_conv.h), added into
+      // the zeroed dX (a 16-bit dX is written whole).
+      math::TransposedConv(dy, wt.data(), static_cast<const C*>(nullptr), group, win, ctx.outputs[0]);
     }
     if (want_dw && n > 0) {
       // dW = sum over images of dY_b col_b^T. The images are cut into a fixed number of slices
@@ -367,20 +345,31 @@ Status ConvGradKernel(KernelContext& ctx) {
           C* out = s == 0 ? dw.data() : partial[static_cast<size_t>(s - 1)].data();
           const int64_t first = n * s / slices, last = n * (s + 1) / slices;
           for (int64_t b = first; b < last; ++b) {
-            const C* xb = ReadRange(x, b * x_image, x_image, buf.Get(0, static_cast<size_t>(x_image)));
-            const C* dyb = ReadRange(dy, b * dy_image, dy_image, buf.Get(1, static_cast<size_t>(dy_image)));
             for (int64_t gi = 0; gi < group; ++gi) {
-              const C* xg = xb + gi * c_per_group * isize;
-              const C* dyg = dyb + gi * mg * osize;
+              // X a group's channels at a time (im2col reads around each position), dY a tile.
+              const int64_t x_at = (b * c_in + gi * c_per_group) * isize, dy_at = (b * m_out + gi * mg) * osize;
+              const C* xg = ReadRange(x, x_at, c_per_group * isize, buf.Get(0, static_cast<size_t>(c_per_group * isize)));
               C* dwg = out + gi * mg * kdim;
-              if (direct) {
-                Gemm(false, true, mg, kdim, osize, C(1), dyg, osize, xg, osize, C(b == first ? 0 : 1), dwg, kdim);
-                continue;
-              }
               math::ForEachTile(win, tile, [&](math::PositionRange r) {
-                math::Im2Col(xg, c_per_group, win, col.data(), r);
+                const C* dyt = nullptr;
+                int64_t ld = osize;
+                if (StoredAs<C>(dy)) {
+                  dyt = dy.data<C>() + dy_at + r.begin;
+                } else {
+                  C* t = buf.Get(1, static_cast<size_t>(mg * r.size()));
+                  for (int64_t oc = 0; oc < mg; ++oc) ConvertRange(dy, dy_at + oc * osize + r.begin, r.size(), t + oc * r.size());
+                  dyt = t;
+                  ld = r.size();
+                }
+                const C* src = xg + r.begin;  // a 1x1 window reads the image as its column matrix
+                int64_t lds = isize;
+                if (!direct) {
+                  math::Im2Col(xg, c_per_group, win, col.data(), r);
+                  src = col.data();
+                  lds = r.size();
+                }
                 const C beta = b == first && r.begin == 0 ? C(0) : C(1);
-                Gemm(false, true, mg, kdim, r.size(), C(1), dyg + r.begin, osize, col.data(), r.size(), beta, dwg, kdim);
+                Gemm(false, true, mg, kdim, r.size(), C(1), dyt, ld, src, lds, beta, dwg, kdim);
               });
             }
           }
