@@ -9,6 +9,9 @@
 // order fixed by the launch geometry, which depends on the shape only: results are reproducible.
 #pragma once
 
+#include <type_traits>
+#include <utility>
+
 #include "common.cuh"
 #include "reduce_launch.h"
 
@@ -86,50 +89,29 @@ cudaError_t LaunchRowReduce(const Op& op, const Src& src, const Out& out, int64_
   return cudaGetLastError();
 }
 
-/// First pass of the column reduction (see ColumnPlan): block (x, y, z) folds columns
-/// [x * tx, x * tx + tx) over rows [y * chunk_rows, ...) for outer indices z, z + gridDim.z, ...
-/// Within a block, row lane ty folds rows ty, ty + ty_count, ... in order, then the row lanes
-/// are merged by a fixed tree in shared memory.
-template <typename Op, typename Src, typename Out>
-__global__ void __launch_bounds__(kThreads)
-    ColumnReduceKernel(Op op, Src src, Out out, ColumnPlan p, typename Op::Acc* partials) {
-  using Acc = typename Op::Acc;
-  __shared__ Acc red[kThreads];
-  const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x;
-  const int64_t c = static_cast<int64_t>(blockIdx.x) * bx + tx;
-  const int64_t r0 = static_cast<int64_t>(blockIdx.y) * p.chunk_rows;
-  const int64_t r1 = r0 + p.chunk_rows < p.rows ? r0 + p.chunk_rows : p.rows;
-  for (int64_t o = blockIdx.z; o < p.outer; o += gridDim.z) {
-    Acc acc = op.Init();
-    if (c < p.cols) {
-#pragma unroll 4
-      for (int64_t r = r0 + ty; r < r1; r += blockDim.y) acc = op.Add(acc, src.Load(o, r, c));
-    }
-    red[ty * bx + tx] = acc;
-    __syncthreads();
-    for (int s = blockDim.y / 2; s > 0; s >>= 1) {
-      if (ty < s) red[ty * bx + tx] = op.Merge(red[ty * bx + tx], red[(ty + s) * bx + tx]);
-      __syncthreads();
-    }
-    if (ty == 0 && c < p.cols) {
-      const int64_t j = o * p.cols + c;
-      if (gridDim.y == 1) {
-        out.Store(j, red[tx]);
-      } else {
-        partials[static_cast<int64_t>(blockIdx.y) * p.outer * p.cols + j] = red[tx];
-      }
-    }
-    __syncthreads();  // red is refilled for the next outer index
+/// Row r's V columns from c into v: one element as Src loads it (V == 1, in whatever type Op::Add
+/// takes), or V elements in float by one access (Src::LoadVec<V>).
+template <int V, typename Src>
+using ColumnValue = std::conditional_t<V == 1, decltype(std::declval<const Src&>().Load(0, 0, 0)), float>;
+template <int V, typename Src>
+__device__ inline void LoadColumns(const Src& src, int64_t o, int64_t r, int64_t c, ColumnValue<V, Src>* v) {
+  if constexpr (V == 1) {
+    v[0] = src.Load(o, r, c);
+  } else {
+    src.template LoadVec<V>(o, r, c, v);
   }
 }
 
-/// The first pass with p.vec = V columns per thread, read by one access per row (Src::LoadVec<V>
-/// gives V elements in float), four rows' accesses in flight at a time. Row lane ty folds rows
-/// ty, ty + ty_count, ... in order, as ColumnReduceKernel does for each column.
+/// First pass of the column reduction (see ColumnPlan), V = p.vec columns per thread: block
+/// (x, y, z) folds columns [x * tx * V, (x + 1) * tx * V) over rows [y * chunk_rows, ...) for
+/// outer indices z, z + gridDim.z, ... Row lane ty folds rows ty, ty + ty_count, ... in order,
+/// four rows' loads in flight at a time; then the row lanes are merged by a fixed tree in shared
+/// memory.
 template <int V, typename Op, typename Src, typename Out>
 __global__ void __launch_bounds__(kThreads)
-    ColumnReduceVecKernel(Op op, Src src, Out out, ColumnPlan p, typename Op::Acc* partials) {
+    ColumnReduceKernel(Op op, Src src, Out out, ColumnPlan p, typename Op::Acc* partials) {
   using Acc = typename Op::Acc;
+  using Value = ColumnValue<V, Src>;
   __shared__ Acc red[kThreads * V];
   const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x, by = blockDim.y;
   const int64_t c = (static_cast<int64_t>(blockIdx.x) * bx + tx) * V;
@@ -143,9 +125,9 @@ __global__ void __launch_bounds__(kThreads)
     if (c < p.cols) {
       int64_t r = r0 + ty;
       for (; r + 3 * by < r1; r += 4 * by) {
-        float v[4][V];
+        Value v[4][V];
 #pragma unroll
-        for (int k = 0; k < 4; ++k) src.template LoadVec<V>(o, r + k * by, c, v[k]);
+        for (int k = 0; k < 4; ++k) LoadColumns<V>(src, o, r + k * by, c, v[k]);
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
 #pragma unroll
@@ -153,8 +135,8 @@ __global__ void __launch_bounds__(kThreads)
         }
       }
       for (; r < r1; r += by) {
-        float v[V];
-        src.template LoadVec<V>(o, r, c, v);
+        Value v[V];
+        LoadColumns<V>(src, o, r, c, v);
 #pragma unroll
         for (int e = 0; e < V; ++e) acc[e] = op.Add(acc[e], v[e]);
       }
@@ -224,10 +206,10 @@ cudaError_t LaunchColumnReduce(const Op& op, const Src& src, const Out& out, con
                   static_cast<unsigned>(p.outer_blocks));
   const dim3 block(static_cast<unsigned>(p.tx), static_cast<unsigned>(p.ty));
   if (p.vec == 1) {
-    ColumnReduceKernel<<<grid, block, 0, stream>>>(op, src, out, p, partials);
+    ColumnReduceKernel<1><<<grid, block, 0, stream>>>(op, src, out, p, partials);
   } else if constexpr (Src::kMaxVec > 1) {
     if (p.vec != Src::kMaxVec) return cudaErrorInvalidValue;
-    ColumnReduceVecKernel<Src::kMaxVec><<<grid, block, 0, stream>>>(op, src, out, p, partials);
+    ColumnReduceKernel<Src::kMaxVec><<<grid, block, 0, stream>>>(op, src, out, p, partials);
   } else {
     return cudaErrorInvalidValue;
   }

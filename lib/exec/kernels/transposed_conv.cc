@@ -11,6 +11,9 @@ namespace memopt::math {
 /// reads all of X's tile; a 16-bit X is converted once per block, so its blocks are larger.
 constexpr int64_t kMinBlockRows = 64;
 constexpr int64_t kMinBlockRowsConverted = 256;
+/// A 16-bit Y's block in float holds at most this much (unless 64 rows need more planes). Fewer
+/// planes per block convert X's tile more often: 1 MiB cost 20% on 32 planes of 128x128.
+constexpr int64_t kYBlockBytes = int64_t{4} << 20;
 
 template <typename C>
 void TransposedConv(const Tensor& x, const C* w, const C* bias, int64_t group, const Window3& win, Tensor& y) {
@@ -21,7 +24,12 @@ void TransposedConv(const Tensor& x, const C* w, const C* bias, int64_t group, c
   const int64_t osize = win.InSize();   // Y positions
   const int64_t rows = mg * ksize;      // column-matrix rows of a group
   const int64_t min_rows = StoredAs<C>(x) ? kMinBlockRows : kMinBlockRowsConverted;
-  const int64_t mb = std::min(mg, std::max<int64_t>(1, (min_rows + ksize - 1) / ksize));
+  int64_t mb = std::max<int64_t>(1, (min_rows + ksize - 1) / ksize);
+  if (!StoredAs<C>(y)) {  // a 16-bit Y's block lives in float: within kYBlockBytes, over 64 rows
+    const int64_t fit = kYBlockBytes / std::max<int64_t>(1, osize * static_cast<int64_t>(sizeof(C)));
+    mb = std::min(mb, std::max(fit, (kMinBlockRows + ksize - 1) / ksize));
+  }
+  mb = std::min(mg, mb);
   const int64_t blocks = mb > 0 ? (mg + mb - 1) / mb : 0;
   // The tile bounds the column scratch and, for 16-bit X, the converted X tile ([C/g, tile]).
   const int64_t tile = ColumnTilePositions(win, std::max(mb * ksize, StoredAs<C>(x) ? 0 : cg), sizeof(C));

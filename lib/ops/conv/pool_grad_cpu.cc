@@ -268,6 +268,10 @@ Status AveragePoolGradKernel(KernelContext& ctx) {
 
 /// Slices of the images whose weight gradients ConvGrad sums separately, then in order.
 constexpr int64_t kDwSlices = 8;
+/// The slices' partial sums hold at most this many bytes; larger weights take one slice, whose
+/// im2col and products run on the threads themselves (a 512 x 512 3x3 layer's 7 partials would
+/// hold 66 MB).
+constexpr int64_t kDwPartialBytes = int64_t{16} << 20;
 
 // ConvGrad(dY, X, W) -> dX?, dW?, dB? with the forward Conv's attributes (group, pads, strides,
 // dilations, auto_pad). Per image and group, with col = im2col(X_g) [C/g * k, out]:
@@ -333,10 +337,12 @@ Status ConvGradKernel(KernelContext& ctx) {
       // dW = sum over images of dY_b col_b^T. The images are cut into a fixed number of slices
       // (claimed by the threads in turn); each slice sums its images into its own partial (slice 0
       // into dW), and the partials are added in slice order, so the result depends neither on the
-      // thread count nor on timing.
+      // thread count nor on timing. Weights whose partials would pass kDwPartialBytes take one
+      // slice (a ParallelFor of one item runs inline: its im2col and products use the threads).
       OutView<C> dw(ctx.outputs[1]);
       const int64_t wsize = m_out * kdim;
-      const int64_t slices = std::min<int64_t>(n, kDwSlices);
+      int64_t slices = std::min<int64_t>(n, kDwSlices);
+      if ((slices - 1) * wsize * static_cast<int64_t>(sizeof(C)) > kDwPartialBytes) slices = 1;
       std::vector<std::vector<C>> partial(static_cast<size_t>(slices - 1), std::vector<C>(static_cast<size_t>(wsize)));
       ParallelFor(slices, (n / slices) * group * mg * kdim * osize, [&](int64_t s0, int64_t s1) {
         math::ColumnBuffer<C> col(direct ? 0 : kdim * tile);

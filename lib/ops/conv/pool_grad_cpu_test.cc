@@ -105,5 +105,40 @@ TEST_CASE("ConvGrad with unit strides gives the same dX for a float and a float6
   CheckClose(dx[1], want, 1e-5, 1e-5);
 }
 
+TEST_CASE("ConvGrad's dW past the slice partials' budget is one sum over the images", "[training][kernels]") {
+  // W [288, 256, 3, 3]: 8 images would take 8 slices, whose 7 partials of 2.65 MB pass 16 MiB, so
+  // they take one slice.
+  const int64_t n = 8, c = 256, m = 288, hw = 5, o = 3;  // 5x5, stride 2, pad 1: 3x3
+  std::vector<double> x(static_cast<size_t>(n * c * hw * hw)), dy(static_cast<size_t>(n * m * o * o));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>((i * 37) % 19) / 9.0 - 1.0;
+  for (size_t i = 0; i < dy.size(); ++i) dy[i] = static_cast<double>((i * 41) % 17) / 8.0 - 1.0;
+  std::vector<double> w(static_cast<size_t>(m * c * 9), 0.5), dw(w.size(), 0.0);
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t mi = 0; mi < m; ++mi) {
+      for (int64_t ci = 0; ci < c; ++ci) {
+        for (int64_t p = 0; p < o * o; ++p) {
+          for (int64_t t = 0; t < 9; ++t) {
+            const int64_t ih = p / o * 2 - 1 + t / 3, iw = p % o * 2 - 1 + t % 3;
+            if (ih < 0 || ih >= hw || iw < 0 || iw >= hw) continue;
+            dw[static_cast<size_t>((mi * c + ci) * 9 + t)] += dy[static_cast<size_t>((b * m + mi) * o * o + p)] *
+                                                            x[static_cast<size_t>(((b * c + ci) * hw + ih) * hw + iw)];
+          }
+        }
+      }
+    }
+  }
+  KernelCall call(kMs, "ConvGrad", 3);
+  call.Input(F32({n, m, o, o}, dy)).Input(F32({n, c, hw, hw}, x)).Input(F32({m, c, 3, 3}, w));
+  call.Ints("strides", {2, 2}).Ints("pads", {1, 1, 1, 1}).Ints("kernel_shape", {3, 3});
+  const Tensor got = MustRun(call)[1];
+  int64_t bad = -1;
+  for (int64_t i = 0; i < got.numel() && bad < 0; ++i) {
+    const double e = dw[static_cast<size_t>(i)];
+    if (!(std::abs(got.GetAsDouble(i) - e) <= 1e-4 * (1 + std::abs(e)))) bad = i;
+  }
+  INFO("first dW element out of tolerance: " << bad);
+  CHECK(bad == -1);
+}
+
 }  // namespace
 }  // namespace memopt::testing
