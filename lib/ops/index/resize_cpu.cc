@@ -3,7 +3,8 @@
 // tf_crop_and_resize extrapolation) and the deprecated Upsample.
 //
 // The decode and the taps are in resize_util.h (shared with ResizeGrad). Nearest copies elements
-// exactly (any dtype); linear/cubic compute in double, one resized axis after the other.
+// exactly (any dtype); linear/cubic compute in double, one resized axis after the other, a slice of
+// the leading unresized axes at a time.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -92,17 +93,25 @@ Status RunResize(KernelContext& ctx, const ResizeSetup& setup) {
     ctx.outputs[0] = std::move(out);
     return Status::Ok();
   }
+  // A slice of the leading axes no tap moves at a time (a plane of an image batch): its elements
+  // in double, interpolated axis by axis, then stored. Slices run in parallel; one slice (the
+  // first axis resized) parallelises inside InterpolateAxis instead.
+  const ResizeSlices sl = SlicesOf(resized, x.shape(), sizes);
   MEMOPT_RETURN_IF_ERROR(DispatchNumeric(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* in = x.data<T>();
-    std::vector<double> data(static_cast<size_t>(x.numel()));
-    for (int64_t i = 0; i < x.numel(); ++i) data[i] = static_cast<double>(Load(in[i]));
-    std::vector<int64_t> shape = x.shape();
-    for (int64_t d = 0; d < r; ++d) {
-      if (resized[d]) data = InterpolateAxis(data, shape, d, taps[d], extra[d], p.extrapolation);
-    }
     T* o = out.data<T>();
-    for (int64_t i = 0; i < out.numel(); ++i) o[i] = StoreRounded<T>(data[i]);
+    ParallelFor(sl.count, sl.out_size * 8, [&](int64_t first, int64_t last) {
+      for (int64_t s = first; s < last; ++s) {
+        std::vector<double> data(static_cast<size_t>(sl.in_size));
+        for (int64_t i = 0; i < sl.in_size; ++i) data[i] = static_cast<double>(Load(in[s * sl.in_size + i]));
+        std::vector<int64_t> shape(x.shape().begin() + sl.axis, x.shape().end());
+        for (int64_t d = sl.axis; d < r; ++d) {
+          if (resized[d]) data = InterpolateAxis(data, shape, d - sl.axis, taps[d], extra[d], p.extrapolation);
+        }
+        for (int64_t i = 0; i < sl.out_size; ++i) o[s * sl.out_size + i] = StoreRounded<T>(data[i]);
+      }
+    });
   }));
   ctx.outputs[0] = std::move(out);
   return Status::Ok();

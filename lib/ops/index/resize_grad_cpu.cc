@@ -3,7 +3,8 @@
 // given sizes); attributes the forward's. Every Resize mode is linear in X and separable, so dX
 // reads the forward's taps backwards (resize_util.h): axis by axis in reverse order, each output
 // coordinate adds weight * dY into the input elements it was computed from; outputs that
-// tf_crop_and_resize extrapolated add nothing. Sums in double.
+// tf_crop_and_resize extrapolated add nothing. Sums in double, a slice of the leading unresized
+// axes at a time.
 #include "exec/kernels/elementwise.h"
 #include "exec/kernels/kernel_util.h"
 #include "exec/kernels/tensor_common.h"
@@ -52,21 +53,29 @@ Status ResizeGradKernel(KernelContext& ctx) {
     return Status::Ok();
   }
   const int64_t r = x.rank();
+  std::vector<std::vector<std::vector<Tap>>> taps(static_cast<size_t>(r));
+  std::vector<std::vector<bool>> extrapolated(static_cast<size_t>(r));
+  for (int64_t d = 0; d < r; ++d) {
+    if (setup.resized[d]) AxisTaps(setup, x.shape(), d, taps[d], extrapolated[d]);
+  }
+  // A slice of the leading axes no tap moves at a time (resize_util.h), as the forward does: dY's
+  // slice in double, its axes' adjoints in reverse order, dX's slice stored.
+  const ResizeSlices sl = SlicesOf(setup.resized, x.shape(), setup.sizes);
   return DispatchFloat(dy.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* g = dy.data<T>();
-    std::vector<double> data(static_cast<size_t>(dy.numel()));
-    for (int64_t i = 0; i < dy.numel(); ++i) data[i] = static_cast<double>(Load(g[i]));
-    std::vector<int64_t> shape = setup.sizes;
-    std::vector<std::vector<Tap>> taps;
-    std::vector<bool> extrapolated;
-    for (int64_t d = r - 1; d >= 0; --d) {
-      if (!setup.resized[d]) continue;
-      AxisTaps(setup, x.shape(), d, taps, extrapolated);
-      data = AxisAdjoint(data, shape, d, x.dim(d), taps, extrapolated);
-    }
     T* o = dx.data<T>();
-    for (int64_t i = 0; i < dx.numel(); ++i) o[i] = StoreAs<T>(data[i]);
+    ParallelFor(sl.count, sl.out_size * 8, [&](int64_t first, int64_t last) {
+      for (int64_t s = first; s < last; ++s) {
+        std::vector<double> data(static_cast<size_t>(sl.out_size));
+        for (int64_t i = 0; i < sl.out_size; ++i) data[i] = static_cast<double>(Load(g[s * sl.out_size + i]));
+        std::vector<int64_t> shape(setup.sizes.begin() + sl.axis, setup.sizes.end());
+        for (int64_t d = r - 1; d >= sl.axis; --d) {
+          if (setup.resized[d]) data = AxisAdjoint(data, shape, d - sl.axis, x.dim(d), taps[d], extrapolated[d]);
+        }
+        for (int64_t i = 0; i < sl.in_size; ++i) o[s * sl.in_size + i] = StoreAs<T>(data[i]);
+      }
+    });
     ctx.outputs[0] = std::move(dx);
   });
 }

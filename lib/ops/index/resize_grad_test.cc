@@ -79,6 +79,13 @@ TEST_CASE("grad check: Resize", "[grad][gradcheck][resize]") {
     RunGradCheck(ResizeCase("[1, 1, 4, 4]", "[1, 1, 7, 5]", "1, 1, 7, 5", true,
                             "mode = \"cubic\", exclude_outside = 1"));
   }
+  SECTION("the channel axis resized too: the batch's slices only") {
+    RunGradCheck(ResizeCase("[2, 3, 2, 2]", "[2, 5, 2, 3]", "2, 5, 2, 3", true, "mode = \"linear\""));
+  }
+  SECTION("the first axis resized: one slice, the whole tensor") {
+    RunGradCheck(ResizeCase("[2, 2, 1, 3]", "[3, 2, 1, 3]", "3, 2, 1, 3", true,
+                            "mode = \"linear\", coordinate_transformation_mode = \"align_corners\""));
+  }
   SECTION("tf_crop_and_resize: extrapolated outputs get no gradient") {
     GradCheck c;
     c.text = R"(

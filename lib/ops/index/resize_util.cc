@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "exec/kernels/kernel_util.h"
 #include "exec/kernels/tensor_common.h"
 
 namespace memopt::tensor_kernels {
@@ -234,6 +235,18 @@ void AxisTaps(const ResizeSetup& s, const std::vector<int64_t>& in_shape, int64_
   const int64_t r = static_cast<int64_t>(in_shape.size());
   TapsOfAxis(s.params, in_shape[axis], s.sizes[axis], s.scales[axis], s.roi.empty() ? 0.0 : s.roi[axis],
              s.roi.empty() ? 1.0 : s.roi[r + axis], taps, extrapolated);
+}
+
+ResizeSlices SlicesOf(const std::vector<bool>& resized, const std::vector<int64_t>& in_shape,
+                      const std::vector<int64_t>& out_shape) {
+  ResizeSlices sl;
+  const int64_t r = static_cast<int64_t>(in_shape.size());
+  while (sl.axis < r && !resized[static_cast<size_t>(sl.axis)]) ++sl.axis;
+  if (sl.axis == r) sl.axis = 0;  // nothing resized: one slice, the whole tensor
+  sl.count = ProductOf(in_shape, 0, sl.axis);
+  sl.in_size = ProductOf(in_shape, sl.axis, r);
+  sl.out_size = ProductOf(out_shape, sl.axis, r);
+  return sl;
 }
 
 }  // namespace memopt::tensor_kernels

@@ -55,4 +55,13 @@ Expected<ResizeSetup> DecodeResize(const KernelContext& ctx, int x_index);
 void AxisTaps(const ResizeSetup& s, const std::vector<int64_t>& in_shape, int64_t axis,
               std::vector<std::vector<Tap>>& taps, std::vector<bool>& extrapolated);
 
+/// The leading axes no tap moves (before the first resized one, `axis`) cut X and Y into `count`
+/// independent slices of in_size and out_size elements: Resize and ResizeGrad compute one slice
+/// at a time, so their double temporaries stay a slice (a plane of an image batch), not the tensor.
+struct ResizeSlices {
+  int64_t axis = 0, count = 1, in_size = 0, out_size = 0;
+};
+ResizeSlices SlicesOf(const std::vector<bool>& resized, const std::vector<int64_t>& in_shape,
+                      const std::vector<int64_t>& out_shape);
+
 }  // namespace memopt::tensor_kernels
