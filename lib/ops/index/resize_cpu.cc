@@ -33,6 +33,15 @@ std::vector<double> InterpolateAxis(const std::vector<double>& data, std::vector
           std::fill(dst, dst + inner, extrapolation);
           continue;
         }
+        if (inner == 1) {  // the last axis: the sum in a register, one store
+          const double* src = data.data() + o * in;
+          double acc = 0.0;
+          for (const Tap& tap : taps[y]) {
+            if (tap.weight != 0.0) acc += tap.weight * src[tap.index];
+          }
+          dst[0] = acc;
+          continue;
+        }
         for (const Tap& tap : taps[y]) {
           if (tap.weight == 0.0) continue;
           const double* src = data.data() + (o * in + tap.index) * inner;

@@ -14,23 +14,66 @@
 namespace memopt::tensor_kernels {
 namespace {
 
-/// The adjoint of interpolating axis `axis` from `in` to taps.size() coordinates: `data` has the
-/// interpolated shape `shape`; returns the gradient with shape[axis] = in.
+/// One axis's taps read backwards: for each input coordinate i, the (output coordinate, weight)
+/// pairs that read it, in increasing output coordinate (tap order within one), without the
+/// extrapolated outputs and zero weights.
+struct ReverseTaps {
+  std::vector<int64_t> start;  ///< input coordinate i's pairs are [start[i], start[i + 1])
+  std::vector<int64_t> from;
+  std::vector<double> weight;
+};
+
+ReverseTaps Reverse(int64_t in, const std::vector<std::vector<Tap>>& taps, const std::vector<bool>& extrapolated) {
+  ReverseTaps r;
+  r.start.assign(static_cast<size_t>(in + 1), 0);
+  const int64_t out = static_cast<int64_t>(taps.size());
+  const auto used = [&](int64_t y, const Tap& t) { return !extrapolated[y] && t.weight != 0.0; };
+  for (int64_t y = 0; y < out; ++y) {
+    for (const Tap& t : taps[y]) {
+      if (used(y, t)) ++r.start[t.index + 1];
+    }
+  }
+  for (int64_t i = 0; i < in; ++i) r.start[i + 1] += r.start[i];
+  r.from.resize(static_cast<size_t>(r.start[in]));
+  r.weight.resize(r.from.size());
+  std::vector<int64_t> fill(r.start.begin(), r.start.end() - 1);
+  for (int64_t y = 0; y < out; ++y) {
+    for (const Tap& t : taps[y]) {
+      if (!used(y, t)) continue;
+      const int64_t k = fill[t.index]++;
+      r.from[k] = y;
+      r.weight[k] = t.weight;
+    }
+  }
+  return r;
+}
+
+/// The adjoint of interpolating axis `axis` from `in` to `out` coordinates: `data` has the
+/// interpolated shape `shape`; returns the gradient with shape[axis] = in. Each input element
+/// sums its terms in increasing output coordinate, in a register along the last axis (one store
+/// each, not a store per term into the element the previous term wrote).
 std::vector<double> AxisAdjoint(const std::vector<double>& data, std::vector<int64_t>& shape, int64_t axis, int64_t in,
-                                const std::vector<std::vector<Tap>>& taps, const std::vector<bool>& extrapolated) {
+                                const ReverseTaps& rev) {
   const int64_t out = shape[axis];
   const int64_t outer = ProductOf(shape, 0, axis);
   const int64_t inner = ProductOf(shape, axis + 1, static_cast<int64_t>(shape.size()));
   std::vector<double> result(static_cast<size_t>(outer * in * inner), 0.0);
   ParallelFor(outer, out * inner * 4, [&](int64_t begin, int64_t end) {
     for (int64_t o = begin; o < end; ++o) {
-      for (int64_t y = 0; y < out; ++y) {
-        if (extrapolated[y]) continue;
-        const double* src = data.data() + (o * out + y) * inner;
-        for (const Tap& tap : taps[y]) {
-          if (tap.weight == 0.0) continue;
-          double* dst = result.data() + (o * in + tap.index) * inner;
-          for (int64_t i = 0; i < inner; ++i) dst[i] += tap.weight * src[i];
+      const double* src = data.data() + o * out * inner;
+      double* dst = result.data() + o * in * inner;
+      for (int64_t i = 0; i < in; ++i) {
+        if (inner == 1) {
+          double acc = 0.0;
+          for (int64_t k = rev.start[i]; k < rev.start[i + 1]; ++k) acc += rev.weight[k] * src[rev.from[k]];
+          dst[i] = acc;
+          continue;
+        }
+        double* d = dst + i * inner;
+        for (int64_t k = rev.start[i]; k < rev.start[i + 1]; ++k) {
+          const double w = rev.weight[k];
+          const double* sp = src + rev.from[k] * inner;
+          for (int64_t j = 0; j < inner; ++j) d[j] += w * sp[j];
         }
       }
     }
@@ -53,10 +96,13 @@ Status ResizeGradKernel(KernelContext& ctx) {
     return Status::Ok();
   }
   const int64_t r = x.rank();
-  std::vector<std::vector<std::vector<Tap>>> taps(static_cast<size_t>(r));
-  std::vector<std::vector<bool>> extrapolated(static_cast<size_t>(r));
+  std::vector<ReverseTaps> rev(static_cast<size_t>(r));
   for (int64_t d = 0; d < r; ++d) {
-    if (setup.resized[d]) AxisTaps(setup, x.shape(), d, taps[d], extrapolated[d]);
+    if (!setup.resized[d]) continue;
+    std::vector<std::vector<Tap>> taps;
+    std::vector<bool> extrapolated;
+    AxisTaps(setup, x.shape(), d, taps, extrapolated);
+    rev[d] = Reverse(x.dim(d), taps, extrapolated);
   }
   // A slice of the leading axes no tap moves at a time (resize_util.h), as the forward does: dY's
   // slice in double, its axes' adjoints in reverse order, dX's slice stored.
@@ -71,7 +117,7 @@ Status ResizeGradKernel(KernelContext& ctx) {
         for (int64_t i = 0; i < sl.out_size; ++i) data[i] = static_cast<double>(Load(g[s * sl.out_size + i]));
         std::vector<int64_t> shape(setup.sizes.begin() + sl.axis, setup.sizes.end());
         for (int64_t d = r - 1; d >= sl.axis; --d) {
-          if (setup.resized[d]) data = AxisAdjoint(data, shape, d - sl.axis, x.dim(d), taps[d], extrapolated[d]);
+          if (setup.resized[d]) data = AxisAdjoint(data, shape, d - sl.axis, x.dim(d), rev[d]);
         }
         for (int64_t i = 0; i < sl.in_size; ++i) o[s * sl.in_size + i] = StoreAs<T>(data[i]);
       }
