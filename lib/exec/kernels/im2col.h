@@ -104,15 +104,15 @@ inline void Im2ColRow(const C* src, C* d, int64_t ow0, int64_t ow1, int64_t stri
                       int64_t hi) {
   lo = std::clamp(lo, ow0, ow1);
   hi = std::clamp(hi, lo, ow1);
-  d -= ow0;
-  for (int64_t ow = ow0; ow < lo; ++ow) d[ow] = C(0);
+  for (int64_t ow = ow0; ow < lo; ++ow) d[ow - ow0] = C(0);
   if (stride == 1) {
-    const C* s = src + off;
-    for (int64_t ow = lo; ow < hi; ++ow) d[ow] = s[ow];
+    const C* s = src + off + lo;
+    C* dl = d + (lo - ow0);
+    for (int64_t j = 0; j < hi - lo; ++j) dl[j] = s[j];
   } else {
-    for (int64_t ow = lo; ow < hi; ++ow) d[ow] = src[ow * stride + off];
+    for (int64_t ow = lo; ow < hi; ++ow) d[ow - ow0] = src[ow * stride + off];
   }
-  for (int64_t ow = hi; ow < ow1; ++ow) d[ow] = C(0);
+  for (int64_t ow = hi; ow < ow1; ++ow) d[ow - ow0] = C(0);
 }
 
 /// Walks the positions in `range` by output row: rows(od, oh_begin, oh_end, column) for a run of
@@ -180,31 +180,30 @@ void Im2Col(const C* x, int64_t channels, const Window3& w, C* col, PositionRang
         }
       };
       const auto rows = [&](int64_t od, int64_t oh_begin, int64_t oh_end, int64_t column) {
-        C* block = dst + column - oh_begin * w.out[2];  // block[oh * out[2] + ow]
+        const auto row_at = [&](int64_t oh) { return dst + column + (oh - oh_begin) * w.out[2]; };
         const int64_t id = od * w.stride[0] - w.pad[0] + kd * w.dilation[0];
         if (!shifted_copy) {
           for (int64_t oh = oh_begin; oh < oh_end; ++oh) part(od, oh, 0, w.out[2], column + (oh - oh_begin) * w.out[2]);
           return;
         }
         if (id < 0 || id >= w.in[0]) {
-          std::fill(block + oh_begin * w.out[2], block + oh_end * w.out[2], C(0));
+          std::fill(row_at(oh_begin), row_at(oh_end), C(0));
           return;
         }
         // oh in [oh0, oh1) reads image rows ih = oh + row_shift in [0, in[1]).
         const int64_t row_shift = kh * w.dilation[1] - w.pad[1];
         const int64_t oh0 = std::clamp<int64_t>(-row_shift, oh_begin, oh_end);
         const int64_t oh1 = std::clamp<int64_t>(w.in[1] - row_shift, oh0, oh_end);
-        std::fill(block + oh_begin * w.out[2], block + oh0 * w.out[2], C(0));
-        std::fill(block + oh1 * w.out[2], block + oh_end * w.out[2], C(0));
+        std::fill(row_at(oh_begin), row_at(oh0), C(0));
+        std::fill(row_at(oh1), row_at(oh_end), C(0));
         if (oh0 < oh1) {
           const int64_t base = (id * w.in[1] + oh0 + row_shift) * w.in[2] + off;
           const int64_t len = (oh1 - oh0) * w.out[2];
           const int64_t jlo = std::clamp<int64_t>(-base, 0, len);
           const int64_t jhi = std::clamp<int64_t>(w.InSize() - base, jlo, len);
-          C* d = block + oh0 * w.out[2];
-          const C* sp = xc + base;
+          C* d = row_at(oh0);
           if (jlo > 0) std::fill(d, d + jlo, C(0));
-          std::copy(sp + jlo, sp + jhi, d + jlo);
+          std::copy(xc + (base + jlo), xc + (base + jhi), d + jlo);
           if (jhi < len) std::fill(d + jhi, d + len, C(0));
           // The few columns per row the shift carried across a row edge: strided stores, not a
           // memset call per row (which cost more than the copy itself).
@@ -246,11 +245,11 @@ void Col2Im(const C* col, int64_t channels, const Window3& w, C* x, PositionRang
           const int64_t id = od * w.stride[0] - w.pad[0] + kd * w.dilation[0];
           const int64_t ih = oh * w.stride[1] - w.pad[1] + kh * w.dilation[1];
           if (id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1]) return;
-          const C* s = src + column - ow0;
+          const C* s = src + column;
           C* dst = xc + (id * w.in[1] + ih) * w.in[2];
           for (int64_t ow = ow0; ow < ow1; ++ow) {
             const int64_t iw = ow * w.stride[2] - w.pad[2] + kw * w.dilation[2];
-            if (iw >= 0 && iw < w.in[2]) dst[iw] += s[ow];
+            if (iw >= 0 && iw < w.in[2]) dst[iw] += s[ow - ow0];
           }
         };
         const auto rows = [&](int64_t od, int64_t oh_begin, int64_t oh_end, int64_t column) {
