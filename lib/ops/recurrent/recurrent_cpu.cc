@@ -20,7 +20,7 @@ Status RecurrentKernel(KernelContext& ctx) {
   for (int64_t d = 0; d < s.dirs; ++d) {
     const DirectionInputs in = DirectionOf(ctx, s, d, x.data());
     DirectionOutputs out;
-    RunDirection(s, in, d, round, out, nullptr);
+    RunDirection(s, in, d, round, out);
     for (int64_t t = 0; t < T; ++t) {
       for (int64_t b = 0; b < B; ++b) {
         const int64_t dst = YOffset(s, t, d, b);

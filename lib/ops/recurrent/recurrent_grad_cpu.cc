@@ -1,8 +1,10 @@
 // ai.memopt LSTMGrad / GRUGrad / RNNGrad: the gradients of a recurrent op from its own inputs and
 // the gradients of its outputs. The forward is run again (recurrent_util.h: the carried hidden
 // state is rounded as the forward rounded it, so the recomputed gates are the forward's), then
-// back through time. Nothing of the forward is kept for it but its inputs, where ONNX Runtime's
-// LSTMTraining keeps every step's cell state and gates (5x Y).
+// back through time a segment of steps at a time (each segment's trace recomputed from the state
+// at its start: the trace held is a segment's, 2 MiB at most). Nothing of the forward is kept
+// for it but its inputs, where ONNX Runtime's LSTMTraining keeps every step's cell state and
+// gates (5x Y).
 //
 // Inputs: the forward's (LSTM: X, W, R, B, sequence_lens, initial_h, initial_c, P; GRU/RNN: X, W,
 // R, B, sequence_lens, initial_h), then dY, dY_h (, dY_c), each optional but X, W, R.
@@ -38,9 +40,6 @@ Status RecurrentGradKernel(KernelContext& ctx) {
   const RoundFn round = RoundingFor(dtype);
   for (int64_t d = 0; d < s.dirs; ++d) {
     const DirectionInputs in = DirectionOf(ctx, s, d, x.data());
-    DirectionOutputs forward;
-    DirectionTrace trace;
-    RunDirection(s, in, d, round, forward, &trace);
     std::vector<double> dy(static_cast<size_t>(T * B * H), 0.0);
     if (ctx.has_input(first_grad)) {
       const Tensor& g = ctx.input(first_grad);
@@ -52,8 +51,8 @@ Status RecurrentGradKernel(KernelContext& ctx) {
       }
     }
     DirectionGrads grads;
-    BackwardDirection(s, in, d, trace, dy, StateOf(ctx, s, first_grad + 1, d), lstm ? StateOf(ctx, s, first_grad + 2, d) : std::vector<double>(),
-                      dx, grads);
+    BackwardDirection(s, in, d, round, SegmentSteps(s), dy, StateOf(ctx, s, first_grad + 1, d),
+                      lstm ? StateOf(ctx, s, first_grad + 2, d) : std::vector<double>(), dx, grads);
     for (int64_t i = 0; i < GH * I; ++i) dw.SetFromDouble(d * GH * I + i, grads.w[i]);
     for (int64_t i = 0; i < GH * H; ++i) dr.SetFromDouble(d * GH * H + i, grads.r[i]);
     for (int64_t j = 0; j < GH; ++j) {

@@ -12,6 +12,9 @@ namespace {
 
 using Kind = Activation::Kind;
 
+/// Bytes a segment of steps holds at most in the backward's trace and gradients (SegmentSteps).
+constexpr int64_t kSegmentBytes = int64_t{2} << 20;
+
 std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
@@ -283,38 +286,53 @@ DirectionInputs DirectionOf(const KernelContext& ctx, const RecurrentSetup& s, i
   return in;
 }
 
-void RunDirection(const RecurrentSetup& s, const DirectionInputs& in, int64_t d, RoundFn round, DirectionOutputs& out,
-                  DirectionTrace* trace) {
-  const int64_t H = s.hidden, GH = s.gates * H, B = s.batch, T = s.seq;
-  const bool reverse = Reverse(s, d);
+int64_t TimeOf(const RecurrentSetup& s, int64_t d, int64_t step, int64_t b) {
+  return Reverse(s, d) ? s.lengths[b] - 1 - step : step;
+}
+
+int64_t SegmentSteps(const RecurrentSetup& s) {
+  const int64_t per_step = s.batch * 8 * (5 * s.gates * s.hidden + 5 * s.hidden + s.input);
+  return std::clamp<int64_t>(kSegmentBytes / std::max<int64_t>(per_step, 1), 1, std::max<int64_t>(s.seq, 1));
+}
+
+void RunSteps(const RecurrentSetup& s, const DirectionInputs& in, int64_t d, RoundFn round, int64_t first,
+              int64_t last, DirectionOutputs& out, DirectionTrace* trace) {
+  const int64_t H = s.hidden, GH = s.gates * H, B = s.batch, I = s.input, K = last - first;
   const std::vector<Activation>& act = s.activations[d];
-  // X W^T for every time at once.
-  std::vector<double> xw(static_cast<size_t>(T * B * GH), 0.0);
-  if (T * B > 0 && s.input > 0) Gemm(false, true, T * B, GH, s.input, 1.0, in.x, s.input, in.w.data(), s.input, 0.0, xw.data(), GH);
+  // X W^T for the steps' rows ((step - first) * B + b: each entry's time for that step) at once.
+  std::vector<double> xg_local;
+  std::vector<double>& xg = trace != nullptr ? trace->x : xg_local;
+  xg.assign(static_cast<size_t>(K * B * I), 0.0);
+  for (int64_t step = first; step < last; ++step) {
+    for (int64_t b = 0; b < B; ++b) {
+      if (step >= s.lengths[b]) continue;
+      const double* src = in.x + (TimeOf(s, d, step, b) * B + b) * I;
+      std::copy(src, src + I, xg.begin() + ((step - first) * B + b) * I);
+    }
+  }
+  std::vector<double> xw(static_cast<size_t>(K * B * GH), 0.0);
+  if (K * B > 0 && I > 0) Gemm(false, true, K * B, GH, I, 1.0, xg.data(), I, in.w.data(), I, 0.0, xw.data(), GH);
   std::vector<double>& h = out.h_last;
   std::vector<double>& c = out.c_last;
   std::vector<double>& y = out.y;
-  h = in.h0;
-  c = s.cell == Cell::kLstm ? in.c0 : std::vector<double>();
-  y.assign(static_cast<size_t>(T * B * H), 0.0);
   if (trace != nullptr) {
-    trace->pre.assign(static_cast<size_t>(T * B * GH), 0.0);
+    trace->pre.assign(static_cast<size_t>(K * B * GH), 0.0);
     trace->act.assign(trace->pre.size(), 0.0);
-    trace->h_prev.assign(static_cast<size_t>(T * B * H), 0.0);
+    trace->h_prev.assign(static_cast<size_t>(K * B * H), 0.0);
     if (s.cell == Cell::kLstm) trace->c.assign(trace->h_prev.size(), 0.0), trace->c_prev = trace->c;
     if (s.linear_before_reset) trace->rh.assign(trace->h_prev.size(), 0.0);
   }
   std::vector<double> pre(static_cast<size_t>(GH)), a(static_cast<size_t>(GH));
   std::vector<double> hr_all(static_cast<size_t>(B * GH));
   std::vector<double> rhp(static_cast<size_t>(H)), hn(static_cast<size_t>(H)), cn(static_cast<size_t>(H));
-  for (int64_t step = 0; step < T; ++step) {
+  for (int64_t step = first; step < last; ++step) {
     // R h of every entry and gate in one product (GRU's candidate without linear_before_reset
     // reads R_h (r * h) instead, below); entries past their length compute rows nobody reads.
     if (B > 0 && H > 0) Gemm(false, true, B, GH, H, 1.0, h.data(), H, in.r.data(), H, 0.0, hr_all.data(), GH);
     for (int64_t b = 0; b < B; ++b) {
       if (step >= s.lengths[b]) continue;
-      const int64_t t = reverse ? s.lengths[b] - 1 - step : step;
-      const int64_t row = t * B + b;
+      const int64_t row = (step - first) * B + b;  // the steps' rows: xw and the trace
+      const int64_t t_row = TimeOf(s, d, step, b) * B + b;  // Y's row, in time order
       const double* hp = h.data() + b * H;
       const double* xr = xw.data() + row * GH;
       const double* hr = hr_all.data() + b * GH;
@@ -375,132 +393,168 @@ void RunDirection(const RecurrentSetup& s, const DirectionInputs& in, int64_t d,
           std::copy(cn.begin(), cn.end(), trace->c.begin() + row * H);
         }
       }
-      for (int64_t k = 0; k < H; ++k) {
-        h[b * H + k] = round(hn[k]);
-        y[row * H + k] = h[b * H + k];
-      }
+      for (int64_t k = 0; k < H; ++k) h[b * H + k] = round(hn[k]);
+      if (!y.empty()) std::copy(h.begin() + b * H, h.begin() + (b + 1) * H, y.begin() + t_row * H);
       if (s.cell == Cell::kLstm) std::copy(cn.begin(), cn.end(), c.begin() + b * H);
     }
   }
 }
 
-void BackwardDirection(const RecurrentSetup& s, const DirectionInputs& in, int64_t d, const DirectionTrace& trace,
-                       const std::vector<double>& dy, const std::vector<double>& dy_h, const std::vector<double>& dy_c,
-                       std::vector<double>& dx, DirectionGrads& out) {
+void RunDirection(const RecurrentSetup& s, const DirectionInputs& in, int64_t d, RoundFn round, DirectionOutputs& out) {
+  out.h_last = in.h0;
+  out.c_last = s.cell == Cell::kLstm ? in.c0 : std::vector<double>();
+  out.y.assign(static_cast<size_t>(s.seq * s.batch * s.hidden), 0.0);
+  const int64_t k = SegmentSteps(s);
+  for (int64_t first = 0; first < s.seq; first += k) RunSteps(s, in, d, round, first, std::min(s.seq, first + k), out, nullptr);
+}
+
+void BackwardDirection(const RecurrentSetup& s, const DirectionInputs& in, int64_t d, RoundFn round,
+                       int64_t segment_steps, const std::vector<double>& dy, const std::vector<double>& dy_h,
+                       const std::vector<double>& dy_c, std::vector<double>& dx, DirectionGrads& out) {
   const int64_t H = s.hidden, GH = s.gates * H, B = s.batch, T = s.seq, I = s.input;
-  const bool reverse = Reverse(s, d);
+  const int64_t K = std::clamp<int64_t>(segment_steps, 1, std::max<int64_t>(T, 1));
   const bool lstm = s.cell == Cell::kLstm, gru = s.cell == Cell::kGru;
   const std::vector<Activation>& act = s.activations[d];
-  // Gradients of the gates' pre-activations per time and entry: `da` for the X W^T + Wb part,
-  // `dar` for the R part (they differ only in GRU's candidate: linear_before_reset multiplies the
-  // R part by r, otherwise R_h reads r * h).
-  std::vector<double> da(static_cast<size_t>(T * B * GH), 0.0), dar(da.size(), 0.0);
+  // The carried state at the start of each segment of K steps: a forward pass without a trace
+  // (none with one segment, whose state is the initial one).
+  const int64_t segments = (T + K - 1) / K;
+  std::vector<DirectionOutputs> starts(static_cast<size_t>(std::max<int64_t>(segments, 1)));
+  starts[0].h_last = in.h0;
+  if (lstm) starts[0].c_last = in.c0;
+  for (int64_t seg = 1; seg < segments; ++seg) {
+    starts[seg] = starts[seg - 1];
+    RunSteps(s, in, d, round, (seg - 1) * K, seg * K, starts[seg], nullptr);
+  }
+  // Gradients of the gates' pre-activations per step and entry of a segment: `da` for the X W^T +
+  // Wb part, `dar` for the R part (they differ only in GRU's candidate: linear_before_reset
+  // multiplies the R part by r, otherwise R_h reads r * h).
+  std::vector<double> da, dar, dx_rows;
   std::vector<double> carry_h = dy_h.empty() ? std::vector<double>(static_cast<size_t>(B * H), 0.0) : dy_h;
   std::vector<double> carry_c;
   if (lstm) carry_c = dy_c.empty() ? std::vector<double>(static_cast<size_t>(B * H), 0.0) : dy_c;
   out.r.assign(static_cast<size_t>(GH * H), 0.0);
   out.p.assign(lstm ? static_cast<size_t>(3 * H) : 0, 0.0);
+  out.w.assign(static_cast<size_t>(GH * I), 0.0);
+  out.wb.assign(static_cast<size_t>(GH), 0.0);
+  out.rb.assign(static_cast<size_t>(GH), 0.0);
   std::vector<double> dh(static_cast<size_t>(H));
   // Per step: each entry's gradient through R (`through_r`, 0 for entries past their length and
   // for GRU's candidate without linear_before_reset, which reaches h_prev through r * h_prev), and
   // the gradient of each entry's previous hidden state.
   std::vector<double> through_r(static_cast<size_t>(B * GH)), dhp_all(static_cast<size_t>(B * H));
   const bool reset_reads_rh = gru && !s.linear_before_reset;
-  for (int64_t step = T - 1; step >= 0; --step) {
-    std::fill(through_r.begin(), through_r.end(), 0.0);
-    std::fill(dhp_all.begin(), dhp_all.end(), 0.0);
-    for (int64_t b = 0; b < B; ++b) {
-      if (step >= s.lengths[b]) continue;
-      const int64_t t = reverse ? s.lengths[b] - 1 - step : step;
-      const int64_t row = t * B + b;
-      const double* pre = trace.pre.data() + row * GH;
-      const double* a = trace.act.data() + row * GH;
-      const double* hp = trace.h_prev.data() + row * H;
-      double* g = da.data() + row * GH;
-      double* gr = dar.data() + row * GH;
-      double* dhp = dhp_all.data() + b * H;
-      for (int64_t k = 0; k < H; ++k) dh[k] = carry_h[b * H + k] + dy[row * H + k];
-      if (lstm) {
-        const double* cp = trace.c_prev.data() + row * H;
-        const double* cn = trace.c.data() + row * H;
-        for (int64_t k = 0; k < H; ++k) {
-          const double gi = a[k], go = a[H + k], gf = a[2 * H + k], gc = a[3 * H + k];
-          const double th = act[2].Apply(cn[k]);
-          const double dao = dh[k] * th * GateDerivative(s, act[0], pre[H + k], go);
-          const double dc = carry_c[b * H + k] + dh[k] * go * act[2].Derivative(cn[k], th) + dao * in.p[H + k];
-          double di = dc * gc;
-          const double df = dc * cp[k];
-          if (s.input_forget) di -= df;
-          const double dai = di * GateDerivative(s, act[0], pre[k], gi);
-          const double daf = s.input_forget ? 0.0 : df * GateDerivative(s, act[0], pre[2 * H + k], gf);
-          const double dac = dc * gi * GateDerivative(s, act[1], pre[3 * H + k], gc);
-          carry_c[b * H + k] = dc * gf + dai * in.p[k] + daf * in.p[2 * H + k];
-          out.p[k] += dai * cp[k];
-          out.p[H + k] += dao * cn[k];
-          out.p[2 * H + k] += daf * cp[k];
-          g[k] = dai, g[H + k] = dao, g[2 * H + k] = daf, g[3 * H + k] = dac;
-        }
-        std::copy(g, g + GH, gr);
-      } else if (gru) {
-        for (int64_t k = 0; k < H; ++k) {
-          const double z = a[k], hc = a[2 * H + k];
-          g[k] = dh[k] * (hp[k] - hc) * GateDerivative(s, act[0], pre[k], z);
-          g[2 * H + k] = dh[k] * (1.0 - z) * GateDerivative(s, act[1], pre[2 * H + k], hc);
-          dhp[k] = dh[k] * z;
-        }
-        for (int64_t k = 0; k < H; ++k) {
-          const double r = a[H + k];
-          double dr;
-          if (s.linear_before_reset) {
-            dr = g[2 * H + k] * trace.rh[row * H + k];
-            gr[2 * H + k] = g[2 * H + k] * r;
-          } else {
-            double sum = 0.0;  // d(r * h_prev)[k] = sum_j dah[j] R_h[j][k]
-            for (int64_t j = 0; j < H; ++j) sum += g[2 * H + j] * in.r[(2 * H + j) * H + k];
-            dr = sum * hp[k];
-            dhp[k] += sum * r;
-            gr[2 * H + k] = g[2 * H + k];
+  DirectionTrace trace;
+  for (int64_t seg = segments - 1; seg >= 0; --seg) {
+    const int64_t first = seg * K, last = std::min(T, first + K), rows = (last - first) * B;
+    DirectionOutputs state = starts[seg];
+    RunSteps(s, in, d, round, first, last, state, &trace);  // the segment's trace, again
+    da.assign(static_cast<size_t>(rows * GH), 0.0);
+    dar.assign(da.size(), 0.0);
+    for (int64_t step = last - 1; step >= first; --step) {
+      std::fill(through_r.begin(), through_r.end(), 0.0);
+      std::fill(dhp_all.begin(), dhp_all.end(), 0.0);
+      for (int64_t b = 0; b < B; ++b) {
+        if (step >= s.lengths[b]) continue;
+        const int64_t row = (step - first) * B + b;          // the segment's rows
+        const int64_t t_row = TimeOf(s, d, step, b) * B + b;  // dY's row, in time order
+        const double* pre = trace.pre.data() + row * GH;
+        const double* a = trace.act.data() + row * GH;
+        const double* hp = trace.h_prev.data() + row * H;
+        double* g = da.data() + row * GH;
+        double* gr = dar.data() + row * GH;
+        double* dhp = dhp_all.data() + b * H;
+        for (int64_t k = 0; k < H; ++k) dh[k] = carry_h[b * H + k] + dy[t_row * H + k];
+        if (lstm) {
+          const double* cp = trace.c_prev.data() + row * H;
+          const double* cn = trace.c.data() + row * H;
+          for (int64_t k = 0; k < H; ++k) {
+            const double gi = a[k], go = a[H + k], gf = a[2 * H + k], gc = a[3 * H + k];
+            const double th = act[2].Apply(cn[k]);
+            const double dao = dh[k] * th * GateDerivative(s, act[0], pre[H + k], go);
+            const double dc = carry_c[b * H + k] + dh[k] * go * act[2].Derivative(cn[k], th) + dao * in.p[H + k];
+            double di = dc * gc;
+            const double df = dc * cp[k];
+            if (s.input_forget) di -= df;
+            const double dai = di * GateDerivative(s, act[0], pre[k], gi);
+            const double daf = s.input_forget ? 0.0 : df * GateDerivative(s, act[0], pre[2 * H + k], gf);
+            const double dac = dc * gi * GateDerivative(s, act[1], pre[3 * H + k], gc);
+            carry_c[b * H + k] = dc * gf + dai * in.p[k] + daf * in.p[2 * H + k];
+            out.p[k] += dai * cp[k];
+            out.p[H + k] += dao * cn[k];
+            out.p[2 * H + k] += daf * cp[k];
+            g[k] = dai, g[H + k] = dao, g[2 * H + k] = daf, g[3 * H + k] = dac;
           }
-          g[H + k] = dr * GateDerivative(s, act[0], pre[H + k], r);
-          gr[k] = g[k];
-          gr[H + k] = g[H + k];
+          std::copy(g, g + GH, gr);
+        } else if (gru) {
+          for (int64_t k = 0; k < H; ++k) {
+            const double z = a[k], hc = a[2 * H + k];
+            g[k] = dh[k] * (hp[k] - hc) * GateDerivative(s, act[0], pre[k], z);
+            g[2 * H + k] = dh[k] * (1.0 - z) * GateDerivative(s, act[1], pre[2 * H + k], hc);
+            dhp[k] = dh[k] * z;
+          }
+          for (int64_t k = 0; k < H; ++k) {
+            const double r = a[H + k];
+            double dr;
+            if (s.linear_before_reset) {
+              dr = g[2 * H + k] * trace.rh[row * H + k];
+              gr[2 * H + k] = g[2 * H + k] * r;
+            } else {
+              double sum = 0.0;  // d(r * h_prev)[k] = sum_j dah[j] R_h[j][k]
+              for (int64_t j = 0; j < H; ++j) sum += g[2 * H + j] * in.r[(2 * H + j) * H + k];
+              dr = sum * hp[k];
+              dhp[k] += sum * r;
+              gr[2 * H + k] = g[2 * H + k];
+            }
+            g[H + k] = dr * GateDerivative(s, act[0], pre[H + k], r);
+            gr[k] = g[k];
+            gr[H + k] = g[H + k];
+          }
+        } else {
+          for (int64_t k = 0; k < H; ++k) g[k] = dh[k] * GateDerivative(s, act[0], pre[k], a[k]);
+          std::copy(g, g + GH, gr);
         }
-      } else {
-        for (int64_t k = 0; k < H; ++k) g[k] = dh[k] * GateDerivative(s, act[0], pre[k], a[k]);
-        std::copy(g, g + GH, gr);
+        std::copy(gr, gr + (reset_reads_rh ? 2 * H : GH), through_r.begin() + b * GH);
       }
-      std::copy(gr, gr + (reset_reads_rh ? 2 * H : GH), through_r.begin() + b * GH);
-    }
-    // Through R to the previous hidden states: dh_prev += through_r R, all entries at once.
-    if (B > 0 && H > 0) Gemm(false, false, B, H, GH, 1.0, through_r.data(), GH, in.r.data(), H, 1.0, dhp_all.data(), H);
-    for (int64_t b = 0; b < B; ++b) {
-      if (step < s.lengths[b]) std::copy(dhp_all.begin() + b * H, dhp_all.begin() + (b + 1) * H, carry_h.begin() + b * H);
-    }
-  }
-  // R's gradient for every time at once: dR = dar^T h_prev; GRU's candidate without
-  // linear_before_reset read r * h_prev.
-  if (T * B > 0 && H > 0) {
-    Gemm(true, false, GH, H, T * B, 1.0, dar.data(), GH, trace.h_prev.data(), H, 0.0, out.r.data(), H);
-    if (reset_reads_rh) {
-      std::vector<double> rh_prev(trace.h_prev.size());
-      for (int64_t row = 0; row < T * B; ++row) {
-        for (int64_t k = 0; k < H; ++k) rh_prev[row * H + k] = trace.act[row * GH + H + k] * trace.h_prev[row * H + k];
+      // Through R to the previous hidden states: dh_prev += through_r R, all entries at once.
+      if (B > 0 && H > 0) Gemm(false, false, B, H, GH, 1.0, through_r.data(), GH, in.r.data(), H, 1.0, dhp_all.data(), H);
+      for (int64_t b = 0; b < B; ++b) {
+        if (step < s.lengths[b]) std::copy(dhp_all.begin() + b * H, dhp_all.begin() + (b + 1) * H, carry_h.begin() + b * H);
       }
-      Gemm(true, false, H, H, T * B, 1.0, dar.data() + 2 * H, GH, rh_prev.data(), H, 0.0, out.r.data() + 2 * H * H, H);
     }
-  }
-  // The input side for every time at once: dW = da^T X, dX += da W, the biases' column sums.
-  out.w.assign(static_cast<size_t>(GH * I), 0.0);
-  if (T * B > 0 && I > 0) {
-    Gemm(true, false, GH, I, T * B, 1.0, da.data(), GH, in.x, I, 0.0, out.w.data(), I);
-    Gemm(false, false, T * B, I, GH, 1.0, da.data(), GH, in.w.data(), I, 1.0, dx.data(), I);
-  }
-  out.wb.assign(static_cast<size_t>(GH), 0.0);
-  out.rb.assign(static_cast<size_t>(GH), 0.0);
-  for (int64_t row = 0; row < T * B; ++row) {
-    for (int64_t j = 0; j < GH; ++j) {
-      out.wb[j] += da[row * GH + j];
-      out.rb[j] += dar[row * GH + j];
+    // The segment's share of R's gradient: dR += dar^T h_prev; GRU's candidate without
+    // linear_before_reset read r * h_prev. Rows of entries past their length are 0 in dar and da.
+    if (rows > 0 && H > 0) {
+      // Without linear_before_reset GRU's candidate rows of R read r * h_prev, not h_prev.
+      Gemm(true, false, reset_reads_rh ? 2 * H : GH, H, rows, 1.0, dar.data(), GH, trace.h_prev.data(), H, 1.0,
+           out.r.data(), H);
+      if (reset_reads_rh) {
+        std::vector<double> rh_prev(trace.h_prev.size());
+        for (int64_t row = 0; row < rows; ++row) {
+          for (int64_t k = 0; k < H; ++k) rh_prev[row * H + k] = trace.act[row * GH + H + k] * trace.h_prev[row * H + k];
+        }
+        Gemm(true, false, H, H, rows, 1.0, dar.data() + 2 * H, GH, rh_prev.data(), H, 1.0, out.r.data() + 2 * H * H, H);
+      }
+    }
+    // The input side: dW += da^T X (the segment's gathered X rows), dX's rows += da W, the biases'
+    // column sums.
+    if (rows > 0 && I > 0) {
+      Gemm(true, false, GH, I, rows, 1.0, da.data(), GH, trace.x.data(), I, 1.0, out.w.data(), I);
+      dx_rows.assign(static_cast<size_t>(rows * I), 0.0);
+      Gemm(false, false, rows, I, GH, 1.0, da.data(), GH, in.w.data(), I, 0.0, dx_rows.data(), I);
+      for (int64_t step = first; step < last; ++step) {
+        for (int64_t b = 0; b < B; ++b) {
+          if (step >= s.lengths[b]) continue;
+          const double* src = dx_rows.data() + ((step - first) * B + b) * I;
+          double* dst = dx.data() + (TimeOf(s, d, step, b) * B + b) * I;
+          for (int64_t i = 0; i < I; ++i) dst[i] += src[i];
+        }
+      }
+    }
+    for (int64_t row = 0; row < rows; ++row) {
+      for (int64_t j = 0; j < GH; ++j) {
+        out.wb[j] += da[row * GH + j];
+        out.rb[j] += dar[row * GH + j];
+      }
     }
   }
   out.h0 = std::move(carry_h);

@@ -13,7 +13,8 @@
 // The values are computed in double. The hidden state carried from step to step is rounded to the
 // element type (what Y holds), so that the backward, which runs the forward again from the op's
 // inputs (memopt's LSTM/GRU/RNN gradients, recurrent_grad_cpu.cc: nothing of the forward is kept),
-// recomputes exactly the forward's gates and states.
+// recomputes exactly the forward's gates and states: both cut the steps into the same segments
+// (SegmentSteps), so even their X W^T products are the same calls.
 #pragma once
 
 #include <string>
@@ -70,16 +71,16 @@ struct DirectionInputs {
   std::vector<double> w, r, wb, rb, p, h0, c0;
 };
 
-/// What the backward needs of one direction's forward, per time t and batch entry b: the gates'
-/// pre-activations and values [t][b][G*H] (GRU: the third block is the candidate's; `rh` keeps
-/// R_h h + Rb_h for linear_before_reset), the cell states (LSTM) and the states each step read.
-/// Times past an entry's length stay 0.
+/// What the backward needs of a segment of one direction's steps, per step and batch entry (row
+/// (step - first) * B + b): the gathered X rows [I], the gates' pre-activations and values [G*H]
+/// (GRU: the third block is the candidate's; `rh` keeps R_h h + Rb_h for linear_before_reset),
+/// the cell states (LSTM) and the states each step read. Rows of entries past their length stay 0.
 struct DirectionTrace {
-  std::vector<double> pre, act, c, rh, h_prev, c_prev;
+  std::vector<double> x, pre, act, c, rh, h_prev, c_prev;
 };
 
 /// One direction's outputs: y [seq][batch][H] in time order (0 past an entry's length), and the
-/// last hidden and cell states [batch][H].
+/// last hidden and cell states [batch][H]. RunSteps carries h_last and c_last from step to step.
 struct DirectionOutputs {
   std::vector<double> y, h_last, c_last;
 };
@@ -88,21 +89,37 @@ struct DirectionOutputs {
 using RoundFn = double (*)(double);
 RoundFn RoundingFor(DataType dtype);
 
-/// Runs direction `d`, carrying the hidden state rounded with `round`; records the trace when
-/// `trace` is given (the backward's recomputation).
-void RunDirection(const RecurrentSetup& s, const DirectionInputs& in, int64_t d, RoundFn round, DirectionOutputs& out,
-                  DirectionTrace* trace);
+/// Steps a segment holds in RunDirection and BackwardDirection: its trace and gradients within
+/// 2 MiB (at least 1 step, at most all).
+int64_t SegmentSteps(const RecurrentSetup& s);
+
+/// Entry b's time at step `step` of direction d (a reverse direction starts at its length - 1).
+int64_t TimeOf(const RecurrentSetup& s, int64_t d, int64_t step, int64_t b);
+
+/// Runs steps [first, last) of direction d from out.h_last / out.c_last (updated), X W^T for the
+/// segment's rows at once. Writes Y's rows when out.y is sized, the segment's trace when `trace`
+/// is given.
+void RunSteps(const RecurrentSetup& s, const DirectionInputs& in, int64_t d, RoundFn round, int64_t first,
+              int64_t last, DirectionOutputs& out, DirectionTrace* trace);
+
+/// Runs direction `d` from its initial states, a segment of steps at a time, carrying the hidden
+/// state rounded with `round`.
+void RunDirection(const RecurrentSetup& s, const DirectionInputs& in, int64_t d, RoundFn round, DirectionOutputs& out);
 
 /// The gradients of one direction's weights and initial states.
 struct DirectionGrads {
   std::vector<double> w, r, wb, rb, p, h0, c0;
 };
 
-/// Backward of direction `d` from the trace of its recomputation: dy [seq][batch][H] (time order),
-/// dy_h / dy_c [batch][H] (empty when they have no gradient). Adds into dx [seq][batch][input].
-void BackwardDirection(const RecurrentSetup& s, const DirectionInputs& in, int64_t d, const DirectionTrace& trace,
-                       const std::vector<double>& dy, const std::vector<double>& dy_h, const std::vector<double>& dy_c,
-                       std::vector<double>& dx, DirectionGrads& out);
+/// Backward of direction `d`: dy [seq][batch][H] (time order), dy_h / dy_c [batch][H] (empty when
+/// they have no gradient). Adds into dx [seq][batch][input]. The forward runs again from the
+/// initial states, keeping only the carried state at the start of each segment of
+/// `segment_steps` steps; then each segment, last first, runs again with its trace and is back-
+/// propagated, so the trace is a segment's (SegmentSteps), not the sequence's. One segment runs
+/// the forward once.
+void BackwardDirection(const RecurrentSetup& s, const DirectionInputs& in, int64_t d, RoundFn round,
+                       int64_t segment_steps, const std::vector<double>& dy, const std::vector<double>& dy_h,
+                       const std::vector<double>& dy_c, std::vector<double>& dx, DirectionGrads& out);
 
 /// Reads direction `d`'s weights, biases, peepholes and initial states from the op's inputs
 /// (X, W, R, B, sequence_lens, initial_h, initial_c, P: the forward's order, which the gradient
