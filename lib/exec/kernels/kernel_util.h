@@ -232,6 +232,9 @@ void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double al
 /// products in parallel themselves (a convolution's output tiles). Its bits depend on the shape
 /// alone too. A cut product re-packs the operand its blocks share once per block; a forward
 /// convolution's tile shares a large one either way (the weights or the column matrix).
+/// Below this many products a kernel that runs GemmOneCall products in parallel runs Gemm instead,
+/// whose blocks use the threads (one image of a few tiles would otherwise run on one thread).
+inline constexpr int64_t kMinParallelProducts = 8;
 void GemmOneCall(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                  int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 void GemmOneCall(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a,

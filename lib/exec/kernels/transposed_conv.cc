@@ -34,6 +34,15 @@ void TransposedConv(const Tensor& x, const C* w, const C* bias, int64_t group, c
   // The tile bounds the column scratch and, for 16-bit X, the converted X tile ([C/g, tile]).
   const int64_t tile = ColumnTilePositions(win, std::max(mb * ksize, StoredAs<C>(x) ? 0 : cg), sizeof(C));
   const bool in_place = StoredAs<C>(y);
+  // Fewer items than kMinParallelProducts: each product cut into blocks on the threads (Gemm).
+  const bool few = n * group * blocks < kMinParallelProducts;
+  const auto product = [few](auto... args) {
+    if (few) {
+      Gemm(args...);
+    } else {
+      GemmOneCall(args...);
+    }
+  };
   ParallelFor(n * group * blocks, mb * ksize * isize * cg, [&](int64_t first, int64_t last) {
     ColumnBuffer<C> col(win.ReadsImageAsIs() ? 0 : mb * ksize * tile);
     ChunkBuffers<C> buf;
@@ -58,10 +67,12 @@ void TransposedConv(const Tensor& x, const C* w, const C* bias, int64_t group, c
           ldx = r.size();
         }
         if (win.ReadsImageAsIs()) {  // 1x1, unit strides, no pads: the column tile is Y's own tile
-          GemmOneCall(true, false, count, r.size(), cg, C(1), wb, rows, xt, ldx, C(1), yb + r.begin, osize);
+          product(true, false, count, r.size(), cg, C(1), wb, rows, xt, ldx, C(1), yb + r.begin,
+                                     osize);
           return;
         }
-        GemmOneCall(true, false, count * ksize, r.size(), cg, C(1), wb, rows, xt, ldx, C(0), col.data(), r.size());
+        product(true, false, count * ksize, r.size(), cg, C(1), wb, rows, xt, ldx, C(0), col.data(),
+                                   r.size());
         Col2Im(col.data(), count, win, yb, r);
       });
       if (bias != nullptr) {

@@ -105,6 +105,23 @@ TEST_CASE("Conv and ConvGrad by column tiles equal the definition", "[conv][kern
   }
 }
 
+TEST_CASE("Conv by column tiles over two images: eight products, one BLAS call each", "[conv][kernels]") {
+  // One image's 4 tiles are fewer than kMinParallelProducts (its products are cut on the threads,
+  // above); two images' 8 take one BLAS call each, in parallel.
+  const int64_t oh = kWin.OutH(), ow = kWin.OutW(), image = kC * 80 * 80;
+  const std::vector<double> x0 = Pattern(image, 37, 19), x1 = Pattern(image, 43, 23);
+  std::vector<double> x = x0;
+  x.insert(x.end(), x1.begin(), x1.end());
+  const std::vector<double> w = Pattern(kM * kC * 9, 53, 23), dy(static_cast<size_t>(kM * oh * ow), 0.0);
+  std::vector<double> want = Reference(x0, w, dy).y;
+  const std::vector<double> second = Reference(x1, w, dy).y;
+  want.insert(want.end(), second.begin(), second.end());
+  KernelCall conv("", "Conv");
+  conv.Input(F32({2, kC, 80, 80}, x)).Input(F32({kM, kC, 3, 3}, w));
+  conv.Ints("strides", {2, 2}).Ints("pads", {1, 1, 1, 1}).Ints("kernel_shape", {3, 3});
+  ExpectNear(MustRun(conv)[0], want, 1e-4);
+}
+
 TEST_CASE("ConvTranspose by column tiles and channel blocks equals the definition", "[conv][kernels]") {
   // X [1, 16, 64, 64], W [16, 16, 3, 3], stride 2, pad 1: Y is [1, 16, 127, 127]. Blocks of 8
   // output channels (72 column rows, 3,640 of X's pixels to a 1 MiB tile): 2 blocks of 2 tiles.

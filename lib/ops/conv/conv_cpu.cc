@@ -105,6 +105,16 @@ Status Conv(KernelContext& ctx) {
     const int64_t tile = ColumnTilePositions(win, kdim, sizeof(C));
     const int64_t tiles = (osize + tile - 1) / tile;
     const bool in_place = StoredAs<C>(y);
+    // Fewer items than kMinParallelProducts (one image of a few tiles): each product is cut into
+    // blocks that run on the threads instead (Gemm). Both choices follow the shape alone.
+    const bool few = n * group * tiles < kMinParallelProducts;
+    const auto product = [few](auto... args) {
+      if (few) {
+        memopt::Gemm(args...);
+      } else {
+        GemmOneCall(args...);
+      }
+    };
     ParallelFor(n * group * tiles, mg * tile * kdim, [&](int64_t first, int64_t last) {
       ColumnBuffer<C> col(kdim * tile);
       ChunkBuffers<C> buf;
@@ -116,8 +126,8 @@ Status Conv(KernelContext& ctx) {
         // float/double outputs are written in place; 16-bit ones through an [M/g, tile] buffer.
         const int64_t ld = in_place ? osize : r.size();
         C* out = in_place ? y.data<C>() + y_at + r.begin : buf.Get(1, static_cast<size_t>(mg * r.size()));
-        GemmOneCall(false, false, mg, r.size(), kdim, C(1), wv.data() + gi * mg * kdim, kdim, col.data(), r.size(),
-                    C(0), out, ld);
+        product(false, false, mg, r.size(), kdim, C(1), wv.data() + gi * mg * kdim, kdim,
+                                           col.data(), r.size(), C(0), out, ld);
         for (int64_t oc = 0; oc < mg; ++oc) {
           add_bias(out + oc * ld, gi * mg + oc, r.size());
           if (!in_place) StoreRange(out + oc * ld, r.size(), y, y_at + oc * osize + r.begin);
