@@ -165,6 +165,38 @@ struct ChunkBuffers {
   }
 };
 
+/// ReadRange with its buffer from slot `slot` of `bufs`, taken only when the elements are
+/// converted (a float tensor read in place touches no scratch).
+template <typename C>
+const C* ReadRange(const Tensor& t, int64_t begin, int64_t n, ChunkBuffers<C>& bufs, int slot) {
+  if (StoredAs<C>(t)) return t.data<C>() + begin;
+  return ReadRange(t, begin, n, bufs.Get(slot, static_cast<size_t>(n)));
+}
+
+/// WriteRange with its buffer from slot `slot` of `bufs`, taken only when t's elements are not C.
+template <typename C>
+C* WriteRange(Tensor& t, int64_t begin, int64_t n, ChunkBuffers<C>& bufs, int slot) {
+  return StoredAs<C>(t) ? t.data<C>() + begin : bufs.Get(slot, static_cast<size_t>(n));
+}
+
+/// A block of a tensor as C with its row stride `ld`.
+template <typename C>
+struct BlockView {
+  const C* data;
+  int64_t ld;
+};
+
+/// `rows` rows `stride` apart of `len` elements each from `base`, as C: in place (ld = stride)
+/// when t's elements are C, else converted (ConvertBlock) into slot `slot` of bufs (ld = len).
+template <typename C>
+BlockView<C> ReadBlock(const Tensor& t, int64_t base, int64_t rows, int64_t stride, int64_t len,
+                       ChunkBuffers<C>& bufs, int slot) {
+  if (StoredAs<C>(t)) return {t.data<C>() + base, stride};
+  C* block = bufs.Get(slot, static_cast<size_t>(rows * len));
+  ConvertBlock(t, base, rows, stride, len, block);
+  return {block, len};
+}
+
 /// Stores t.numel() values of C into the whole of t (rounding as StoreRange).
 template <typename C>
 void StoreFromCompute(const C* in, Tensor& t) {

@@ -23,6 +23,17 @@ std::vector<int64_t> OutDims(const Case& c) {
   return out;
 }
 
+Window3 WindowOf(const Case& c) {
+  return MakeWindow3(c.in, OutDims(c), c.kernel, c.stride, c.dilation, c.pad_begin);
+}
+
+/// `channels` image planes of w with no zeros: 1 + (i % mod) * step.
+std::vector<float> Image(int64_t channels, const Window3& w, size_t mod, float step) {
+  std::vector<float> x(static_cast<size_t>(channels * w.InSize()));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 1.0f + static_cast<float>(i % mod) * step;
+  return x;
+}
+
 float Expected(const std::vector<float>& x, const Window3& w, int64_t row, int64_t o) {
   const int64_t ksize = w.KernelSize();
   const int64_t c = row / ksize, kr = row % ksize;
@@ -56,11 +67,9 @@ std::vector<Case> Cases() {
 TEST_CASE("Im2Col writes every element as its definition says; Col2Im is its adjoint", "[exec][im2col]") {
   const int64_t channels = 3;
   for (const Case& c : Cases()) {
-    const std::vector<int64_t> out = OutDims(c);
-    const Window3 w = MakeWindow3(c.in, out, c.kernel, c.stride, c.dilation, c.pad_begin);
+    const Window3 w = WindowOf(c);
     const int64_t rows = channels * w.KernelSize(), cols = w.OutSize();
-    std::vector<float> x(static_cast<size_t>(channels * w.InSize()));
-    for (size_t i = 0; i < x.size(); ++i) x[i] = 1.0f + static_cast<float>(i % 97) * 0.25f;  // no zeros
+    const std::vector<float> x = Image(channels, w, 97, 0.25f);
     std::vector<float> col(static_cast<size_t>(rows * cols), std::nanf(""));
     Im2Col(x.data(), channels, w, col.data());
     INFO("in " << c.in.size() << "-D, in[0] " << c.in[0] << ", kernel[0] " << c.kernel[0] << ", stride[0] "
@@ -85,11 +94,9 @@ TEST_CASE("Im2Col and Col2Im by position tile equal the whole column matrix", "[
   // and all: every column as in the whole matrix, and the tiles' Col2Im sums the whole one's.
   const int64_t channels = 2;
   for (const Case& c : Cases()) {
-    const std::vector<int64_t> out = OutDims(c);
-    const Window3 w = MakeWindow3(c.in, out, c.kernel, c.stride, c.dilation, c.pad_begin);
+    const Window3 w = WindowOf(c);
     const int64_t rows = channels * w.KernelSize(), cols = w.OutSize();
-    std::vector<float> x(static_cast<size_t>(channels * w.InSize()));
-    for (size_t i = 0; i < x.size(); ++i) x[i] = 1.0f + static_cast<float>(i % 89) * 0.5f;
+    const std::vector<float> x = Image(channels, w, 89, 0.5f);
     std::vector<float> whole(static_cast<size_t>(rows * cols));
     Im2Col(x.data(), channels, w, whole.data());
     // Small integers: the sums are exact whatever order the tiles add them in.

@@ -232,13 +232,26 @@ void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double al
 /// products in parallel themselves (a convolution's output tiles). Its bits depend on the shape
 /// alone too. A cut product re-packs the operand its blocks share once per block; a forward
 /// convolution's tile shares a large one either way (the weights or the column matrix).
-/// Below this many products a kernel that runs GemmOneCall products in parallel runs Gemm instead,
-/// whose blocks use the threads (one image of a few tiles would otherwise run on one thread).
-inline constexpr int64_t kMinParallelProducts = 8;
 void GemmOneCall(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                  int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 void GemmOneCall(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
                  int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
+
+/// Below this many products a kernel runs in parallel, each is cut into blocks on the threads.
+inline constexpr int64_t kMinParallelProducts = 8;
+
+/// One of `products` products a kernel runs in parallel (a convolution's tiles): GemmOneCall, or
+/// Gemm, whose blocks use the threads, when there are fewer than kMinParallelProducts (one image
+/// of a few tiles would otherwise run on one thread). The choice follows the shape alone.
+template <typename T>
+void GemmAmong(int64_t products, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+               int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  if (products < kMinParallelProducts) {
+    Gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  } else {
+    GemmOneCall(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+}
 
 /// The kernel set OpenBLAS selected ("Haswell", "SkylakeX", "Prescott", ...: OPENBLAS_CORETYPE or
 /// its CPU detection); "" for another BLAS.

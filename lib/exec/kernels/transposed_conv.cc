@@ -34,16 +34,8 @@ void TransposedConv(const Tensor& x, const C* w, const C* bias, int64_t group, c
   // The tile bounds the column scratch and, for 16-bit X, the converted X tile ([C/g, tile]).
   const int64_t tile = ColumnTilePositions(win, std::max(mb * ksize, StoredAs<C>(x) ? 0 : cg), sizeof(C));
   const bool in_place = StoredAs<C>(y);
-  // Fewer items than kMinParallelProducts: each product cut into blocks on the threads (Gemm).
-  const bool few = n * group * blocks < kMinParallelProducts;
-  const auto product = [few](auto... args) {
-    if (few) {
-      Gemm(args...);
-    } else {
-      GemmOneCall(args...);
-    }
-  };
-  ParallelFor(n * group * blocks, mb * ksize * isize * cg, [&](int64_t first, int64_t last) {
+  const int64_t items = n * group * blocks;
+  ParallelFor(items, mb * ksize * isize * cg, [&](int64_t first, int64_t last) {
     ColumnBuffer<C> col(win.ReadsImageAsIs() ? 0 : mb * ksize * tile);
     ChunkBuffers<C> buf;
     for (int64_t item = first; item < last; ++item) {
@@ -51,28 +43,17 @@ void TransposedConv(const Tensor& x, const C* w, const C* bias, int64_t group, c
       const int64_t m0 = blk * mb, count = std::min(mb, mg - m0);
       const int64_t x_at = (img * c + gi * cg) * isize;
       const int64_t y_at = (img * m + gi * mg + m0) * osize;
-      C* yb = in_place ? y.data<C>() + y_at : buf.Get(1, static_cast<size_t>(count * osize));
+      C* yb = WriteRange(y, y_at, count * osize, buf, 1);
       if (!in_place) std::fill(yb, yb + count * osize, C(0));
       const C* wb = w + gi * cg * rows + m0 * ksize;  // W_g as [C/g, rows]: this block's columns
       ForEachTile(win, tile, [&](PositionRange r) {
-        // X's tile: [C/g, tile] in place (row stride isize), or its rows converted.
-        const C* xt = nullptr;
-        int64_t ldx = isize;
-        if (StoredAs<C>(x)) {
-          xt = x.data<C>() + x_at + r.begin;
-        } else {
-          C* xb = buf.Get(0, static_cast<size_t>(cg * r.size()));
-          for (int64_t ci = 0; ci < cg; ++ci) ConvertRange(x, x_at + ci * isize + r.begin, r.size(), xb + ci * r.size());
-          xt = xb;
-          ldx = r.size();
-        }
+        const BlockView<C> xt = ReadBlock(x, x_at + r.begin, cg, isize, r.size(), buf, 0);  // X's [C/g, tile]
         if (win.ReadsImageAsIs()) {  // 1x1, unit strides, no pads: the column tile is Y's own tile
-          product(true, false, count, r.size(), cg, C(1), wb, rows, xt, ldx, C(1), yb + r.begin,
-                                     osize);
+          GemmAmong(items, true, false, count, r.size(), cg, C(1), wb, rows, xt.data, xt.ld, C(1), yb + r.begin, osize);
           return;
         }
-        product(true, false, count * ksize, r.size(), cg, C(1), wb, rows, xt, ldx, C(0), col.data(),
-                                   r.size());
+        GemmAmong(items, true, false, count * ksize, r.size(), cg, C(1), wb, rows, xt.data, xt.ld, C(0), col.data(),
+                  r.size());
         Col2Im(col.data(), count, win, yb, r);
       });
       if (bias != nullptr) {
@@ -82,7 +63,7 @@ void TransposedConv(const Tensor& x, const C* w, const C* bias, int64_t group, c
           for (int64_t i = 0; i < osize; ++i) yp[i] += bval;
         }
       }
-      if (!in_place) StoreRange(yb, count * osize, y, y_at);
+      CommitRange(yb, count * osize, y, y_at);
     }
   });
 }

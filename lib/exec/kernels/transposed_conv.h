@@ -7,7 +7,7 @@
 // (image, group, block of output channels): a block's Y planes take only its channels' rows of
 // the column matrix, so blocks write disjoint planes and run in parallel, for one image or many.
 // Within a block X's positions go a tile at a time (im2col.h: about 1 MiB of column scratch per
-// thread), each tile one BLAS call whose shape the block and the tile fix (GemmOneCall: the same
+// thread), each tile one BLAS call whose shape the block and the tile fix (GemmAmong: the same
 // bits on any thread count). 16-bit X is converted a tile at a time, 16-bit Y a block's planes at
 // a time.
 #pragma once

@@ -85,8 +85,8 @@ Status Conv(KernelContext& ctx) {
       ParallelFor(n, cost, [&](int64_t first, int64_t last) {
         ChunkBuffers<C> buf;
         for (int64_t img = first; img < last; ++img) {
-          const C* xi = ReadRange(x, img * c * isize, c * isize, buf.Get(0, static_cast<size_t>(c * isize)));
-          C* yi = WriteRange(y, img * m * osize, buf.Get(1, static_cast<size_t>(m * osize)));
+          const C* xi = ReadRange(x, img * c * isize, c * isize, buf, 0);
+          C* yi = WriteRange(y, img * m * osize, m * osize, buf, 1);
           for (int64_t gi = 0; gi < group; ++gi) {
             C* yg = yi + gi * mg * osize;
             memopt::Gemm(false, false, mg, osize, kdim, C(1), wv.data() + gi * mg * kdim, kdim, xi + gi * cg * isize,
@@ -101,20 +101,11 @@ Status Conv(KernelContext& ctx) {
     // The rest through a column matrix a tile of output positions at a time (im2col.h: about
     // 1 MiB of scratch per thread whatever the image). Each (image, group, tile) is one item of
     // work and one BLAS call, so one image's tiles run in parallel too, and no product is cut
-    // into blocks that would each re-pack the weights or the column tile (kernel_util.h).
+    // into blocks that would each re-pack the weights or the column tile (GemmAmong: but for a
+    // few items, whose products are cut on the threads).
     const int64_t tile = ColumnTilePositions(win, kdim, sizeof(C));
     const int64_t tiles = (osize + tile - 1) / tile;
     const bool in_place = StoredAs<C>(y);
-    // Fewer items than kMinParallelProducts (one image of a few tiles): each product is cut into
-    // blocks that run on the threads instead (Gemm). Both choices follow the shape alone.
-    const bool few = n * group * tiles < kMinParallelProducts;
-    const auto product = [few](auto... args) {
-      if (few) {
-        memopt::Gemm(args...);
-      } else {
-        GemmOneCall(args...);
-      }
-    };
     ParallelFor(n * group * tiles, mg * tile * kdim, [&](int64_t first, int64_t last) {
       ColumnBuffer<C> col(kdim * tile);
       ChunkBuffers<C> buf;
@@ -122,12 +113,12 @@ Status Conv(KernelContext& ctx) {
         const int64_t t = item % tiles, gi = item / tiles % group, img = item / tiles / group;
         const PositionRange r{t * tile, std::min(osize, (t + 1) * tile)};
         const int64_t x_at = (img * c + gi * cg) * isize, y_at = (img * m + gi * mg) * osize;
-        Im2Col(ReadRange(x, x_at, cg * isize, buf.Get(0, static_cast<size_t>(cg * isize))), cg, win, col.data(), r);
+        Im2Col(ReadRange(x, x_at, cg * isize, buf, 0), cg, win, col.data(), r);
         // float/double outputs are written in place; 16-bit ones through an [M/g, tile] buffer.
         const int64_t ld = in_place ? osize : r.size();
         C* out = in_place ? y.data<C>() + y_at + r.begin : buf.Get(1, static_cast<size_t>(mg * r.size()));
-        product(false, false, mg, r.size(), kdim, C(1), wv.data() + gi * mg * kdim, kdim,
-                                           col.data(), r.size(), C(0), out, ld);
+        GemmAmong(n * group * tiles, false, false, mg, r.size(), kdim, C(1), wv.data() + gi * mg * kdim, kdim,
+                  col.data(), r.size(), C(0), out, ld);
         for (int64_t oc = 0; oc < mg; ++oc) {
           add_bias(out + oc * ld, gi * mg + oc, r.size());
           if (!in_place) StoreRange(out + oc * ld, r.size(), y, y_at + oc * osize + r.begin);

@@ -354,19 +354,10 @@ Status ConvGradKernel(KernelContext& ctx) {
             for (int64_t gi = 0; gi < group; ++gi) {
               // X a group's channels at a time (im2col reads around each position), dY a tile.
               const int64_t x_at = (b * c_in + gi * c_per_group) * isize, dy_at = (b * m_out + gi * mg) * osize;
-              const C* xg = ReadRange(x, x_at, c_per_group * isize, buf.Get(0, static_cast<size_t>(c_per_group * isize)));
+              const C* xg = ReadRange(x, x_at, c_per_group * isize, buf, 0);
               C* dwg = out + gi * mg * kdim;
               math::ForEachTile(win, tile, [&](math::PositionRange r) {
-                const C* dyt = nullptr;
-                int64_t ld = osize;
-                if (StoredAs<C>(dy)) {
-                  dyt = dy.data<C>() + dy_at + r.begin;
-                } else {
-                  C* t = buf.Get(1, static_cast<size_t>(mg * r.size()));
-                  for (int64_t oc = 0; oc < mg; ++oc) ConvertRange(dy, dy_at + oc * osize + r.begin, r.size(), t + oc * r.size());
-                  dyt = t;
-                  ld = r.size();
-                }
+                const BlockView<C> dyt = ReadBlock(dy, dy_at + r.begin, mg, osize, r.size(), buf, 1);  // [M/g, tile]
                 const C* src = xg + r.begin;  // a 1x1 window reads the image as its column matrix
                 int64_t lds = isize;
                 if (!direct) {
@@ -375,7 +366,7 @@ Status ConvGradKernel(KernelContext& ctx) {
                   lds = r.size();
                 }
                 const C beta = b == first && r.begin == 0 ? C(0) : C(1);
-                Gemm(false, true, mg, kdim, r.size(), C(1), dyt, ld, src, lds, beta, dwg, kdim);
+                Gemm(false, true, mg, kdim, r.size(), C(1), dyt.data, dyt.ld, src, lds, beta, dwg, kdim);
               });
             }
           }
