@@ -1,6 +1,7 @@
 // RNN, GRU and LSTM (every ONNX attribute: directions, layout, sequence_lens, initial states,
 // peepholes, clip, input_forget, linear_before_reset, the activation functions with their
-// alpha/beta), one direction after another through recurrent_util.h's engine, in double.
+// alpha/beta), one direction after another through recurrent_util.h's engine, in double; X is
+// read and Y written a row at a time.
 #include "exec/kernels/elementwise.h"
 #include "ir/op_registry.h"
 #include "ops/recurrent/recurrent_util.h"
@@ -11,22 +12,16 @@ namespace {
 Status RecurrentKernel(KernelContext& ctx) {
   MEMOPT_ASSIGN_OR_RETURN(RecurrentSetup s, DecodeRecurrent(ctx, CellOf(ctx.node->op_type)));
   const DataType dtype = ctx.input(0).dtype();
-  const int64_t H = s.hidden, B = s.batch, T = s.seq;
-  const std::vector<double> x = SequenceMajorX(ctx, s);
+  const int64_t H = s.hidden, B = s.batch;
   const bool lstm = s.cell == Cell::kLstm;
   Tensor y(dtype, YShape(s));
   Tensor y_h(dtype, StateShape(s)), y_c(dtype, StateShape(s));
   const RoundFn round = RoundingFor(dtype);
   for (int64_t d = 0; d < s.dirs; ++d) {
-    const DirectionInputs in = DirectionOf(ctx, s, d, x.data());
+    const DirectionInputs in = DirectionOf(ctx, s, d);
     DirectionOutputs out;
+    out.y = ToSequenceRows(y, s, d);  // rows past an entry's length stay 0
     RunDirection(s, in, d, round, out);
-    for (int64_t t = 0; t < T; ++t) {
-      for (int64_t b = 0; b < B; ++b) {
-        const int64_t dst = YOffset(s, t, d, b);
-        for (int64_t k = 0; k < H; ++k) y.SetFromDouble(dst + k, out.y[(t * B + b) * H + k]);
-      }
-    }
     for (int64_t b = 0; b < B; ++b) {
       const int64_t dst = StateOffset(s, d, b);
       for (int64_t k = 0; k < H; ++k) {

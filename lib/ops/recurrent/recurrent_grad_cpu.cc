@@ -33,26 +33,24 @@ Status RecurrentGradKernel(KernelContext& ctx) {
                        ShapeToString(want));
     }
   }
-  const std::vector<double> x = SequenceMajorX(ctx, s);
-  std::vector<double> dx(x.size(), 0.0);
+  // dX: each direction's rows go straight into the tensor; two directions sum in double first
+  // (one rounding, as one direction's) and only then hold a double copy of dX.
+  Tensor dxt(dtype, ctx.input(0).shape());
+  std::vector<double> dx_sum(s.dirs == 2 ? static_cast<size_t>(T * B * I) : 0, 0.0);
+  const WriteRow dx_rows = s.dirs == 2 ? WriteRow([&](int64_t t, int64_t b, const double* row) {
+    double* dst = dx_sum.data() + (t * B + b) * I;
+    for (int64_t i = 0; i < I; ++i) dst[i] += row[i];
+  })
+                                       : ToSequenceRows(dxt, s, -1);
   Tensor dw(dtype, {s.dirs, GH, I}), dr(dtype, {s.dirs, GH, H}), db(dtype, {s.dirs, 2 * GH});
   Tensor dh0(dtype, state), dc0(dtype, state), dp(dtype, {s.dirs, 3 * H});
   const RoundFn round = RoundingFor(dtype);
   for (int64_t d = 0; d < s.dirs; ++d) {
-    const DirectionInputs in = DirectionOf(ctx, s, d, x.data());
-    std::vector<double> dy(static_cast<size_t>(T * B * H), 0.0);
-    if (ctx.has_input(first_grad)) {
-      const Tensor& g = ctx.input(first_grad);
-      for (int64_t t = 0; t < T; ++t) {
-        for (int64_t b = 0; b < B; ++b) {
-          const int64_t src = YOffset(s, t, d, b);
-          for (int64_t k = 0; k < H; ++k) dy[(t * B + b) * H + k] = g.GetAsDouble(src + k);
-        }
-      }
-    }
+    const DirectionInputs in = DirectionOf(ctx, s, d);
+    const ReadRow dy = ctx.has_input(first_grad) ? SequenceRows(ctx.input(first_grad), s, d) : ReadRow();
     DirectionGrads grads;
     BackwardDirection(s, in, d, round, SegmentSteps(s), dy, StateOf(ctx, s, first_grad + 1, d),
-                      lstm ? StateOf(ctx, s, first_grad + 2, d) : std::vector<double>(), dx, grads);
+                      lstm ? StateOf(ctx, s, first_grad + 2, d) : std::vector<double>(), dx_rows, grads);
     for (int64_t i = 0; i < GH * I; ++i) dw.SetFromDouble(d * GH * I + i, grads.w[i]);
     for (int64_t i = 0; i < GH * H; ++i) dr.SetFromDouble(d * GH * H + i, grads.r[i]);
     for (int64_t j = 0; j < GH; ++j) {
@@ -70,11 +68,10 @@ Status RecurrentGradKernel(KernelContext& ctx) {
       for (int64_t k = 0; k < 3 * H; ++k) dp.SetFromDouble(d * 3 * H + k, grads.p[k]);
     }
   }
-  Tensor dxt(dtype, ctx.input(0).shape());
-  for (int64_t t = 0; t < T; ++t) {
-    for (int64_t b = 0; b < B; ++b) {
-      const int64_t dst = XOffset(s, t, b);
-      for (int64_t i = 0; i < I; ++i) dxt.SetFromDouble(dst + i, dx[(t * B + b) * I + i]);
+  if (s.dirs == 2) {
+    const WriteRow to_dx = ToSequenceRows(dxt, s, -1);
+    for (int64_t t = 0; t < T; ++t) {
+      for (int64_t b = 0; b < B; ++b) to_dx(t, b, dx_sum.data() + (t * B + b) * I);
     }
   }
   Tensor* outs[] = {&dxt, &dw, &dr, &db, &dh0, &dc0, &dp};

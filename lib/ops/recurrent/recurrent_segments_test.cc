@@ -3,6 +3,7 @@
 // forward and reverse directions, entries of different lengths; and the forward a segment at a
 // time (RunSteps) gives the one-pass Y and states.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -43,23 +44,37 @@ TEST_CASE("recurrent backward by segments equals the one-segment gradients", "[r
     const int64_t GH = s.gates * H;
     const std::vector<double> x = Values(T * B * I, 7, 11, 1.0);
     DirectionInputs in;
-    in.x = x.data();
+    in.x = [&x, B, I](int64_t t, int64_t b, double* row) {
+      std::copy(x.begin() + (t * B + b) * I, x.begin() + (t * B + b + 1) * I, row);
+    };
     in.w = Values(GH * I, 5, 13, 0.6), in.r = Values(GH * H, 3, 17, 0.5);
     in.wb = Values(GH, 11, 7, 0.2), in.rb = Values(GH, 13, 5, 0.2);
     in.p = c.cell == Cell::kLstm ? Values(3 * H, 7, 9, 0.3) : std::vector<double>(static_cast<size_t>(3 * H), 0.0);
     in.h0 = Values(B * H, 5, 7, 0.4), in.c0 = Values(B * H, 3, 11, 0.4);
-    const std::vector<double> dy = Values(T * B * H, 3, 19, 1.0), dy_h = Values(B * H, 7, 5, 1.0);
+    const std::vector<double> dy_all = Values(T * B * H, 3, 19, 1.0), dy_h = Values(B * H, 7, 5, 1.0);
+    const ReadRow dy = [&dy_all, B, H](int64_t t, int64_t b, double* row) {
+      std::copy(dy_all.begin() + (t * B + b) * H, dy_all.begin() + (t * B + b + 1) * H, row);
+    };
+    // dX rows into a [T][B][I] vector; each row must come once.
+    const auto rows_into = [B, I](std::vector<double>& dx) {
+      return [&dx, B, I](int64_t t, int64_t b, const double* row) {
+        for (int64_t i = 0; i < I; ++i) {
+          REQUIRE(dx[(t * B + b) * I + i] == 0.0);
+          dx[(t * B + b) * I + i] = row[i];
+        }
+      };
+    };
     const std::vector<double> dy_c = c.cell == Cell::kLstm ? Values(B * H, 11, 13, 1.0) : std::vector<double>();
     INFO("cell " << static_cast<int>(c.cell) << ", reverse " << c.reverse << ", linear_before_reset "
                  << c.linear_before_reset);
     std::vector<double> dx_one(x.size(), 0.0);
     DirectionGrads one;
-    BackwardDirection(s, in, 0, Identity, T, dy, dy_h, dy_c, dx_one, one);
+    BackwardDirection(s, in, 0, Identity, T, dy, dy_h, dy_c, rows_into(dx_one), one);
     for (int64_t k : {1, 2, 3}) {
       INFO("segments of " << k << " steps");
       std::vector<double> dx(x.size(), 0.0);
       DirectionGrads g;
-      BackwardDirection(s, in, 0, Identity, k, dy, dy_h, dy_c, dx, g);
+      BackwardDirection(s, in, 0, Identity, k, dy, dy_h, dy_c, rows_into(dx), g);
       const auto same = [](const std::vector<double>& a, const std::vector<double>& b, const char* what) {
         INFO(what);
         REQUIRE(a.size() == b.size());
@@ -83,17 +98,22 @@ TEST_CASE("recurrent backward by segments equals the one-segment gradients", "[r
     DirectionOutputs whole, parts;
     whole.h_last = parts.h_last = in.h0;
     if (c.cell == Cell::kLstm) whole.c_last = parts.c_last = in.c0;
-    whole.y.assign(static_cast<size_t>(T * B * H), 0.0);
-    parts.y = whole.y;
+    std::vector<double> y_whole(static_cast<size_t>(T * B * H), 0.0), y_parts = y_whole;
+    const auto y_into = [B, H](std::vector<double>& y) {
+      return [&y, B, H](int64_t t, int64_t b, const double* row) { std::copy(row, row + H, y.begin() + (t * B + b) * H); };
+    };
+    whole.y = y_into(y_whole);
+    parts.y = y_into(y_parts);
     RunSteps(s, in, 0, Identity, 0, T, whole, nullptr);
     RunSteps(s, in, 0, Identity, 0, 2, parts, nullptr);
     RunSteps(s, in, 0, Identity, 2, T, parts, nullptr);
-    for (size_t i = 0; i < whole.y.size(); ++i) REQUIRE(std::abs(parts.y[i] - whole.y[i]) <= 1e-12);
+    for (size_t i = 0; i < y_whole.size(); ++i) REQUIRE(std::abs(y_parts[i] - y_whole[i]) <= 1e-12);
     for (size_t i = 0; i < whole.h_last.size(); ++i) REQUIRE(std::abs(parts.h_last[i] - whole.h_last[i]) <= 1e-12);
     // Nothing is all zeros: the comparisons above compare something.
     double norm = 0;
     for (double v : one.w) norm += std::abs(v);
     for (double v : dx_one) norm += std::abs(v);
+    for (double v : y_whole) norm += std::abs(v);
     CHECK(norm > 0.1);
   }
 }

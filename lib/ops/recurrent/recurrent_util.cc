@@ -247,22 +247,25 @@ std::vector<double> StateOf(const KernelContext& ctx, const RecurrentSetup& s, i
   return v;
 }
 
-std::vector<double> SequenceMajorX(const KernelContext& ctx, const RecurrentSetup& s) {
-  const Tensor& x = ctx.input(0);
-  std::vector<double> out(static_cast<size_t>(s.seq * s.batch * s.input));
-  for (int64_t t = 0; t < s.seq; ++t) {
-    for (int64_t b = 0; b < s.batch; ++b) {
-      const int64_t src = XOffset(s, t, b);
-      double* dst = out.data() + (t * s.batch + b) * s.input;
-      for (int64_t i = 0; i < s.input; ++i) dst[i] = x.GetAsDouble(src + i);
-    }
-  }
-  return out;
+ReadRow SequenceRows(const Tensor& t, const RecurrentSetup& s, int64_t d) {
+  const int64_t n = d < 0 ? s.input : s.hidden;
+  return [&t, s, d, n](int64_t time, int64_t b, double* row) {
+    const int64_t src = d < 0 ? XOffset(s, time, b) : YOffset(s, time, d, b);
+    for (int64_t i = 0; i < n; ++i) row[i] = t.GetAsDouble(src + i);
+  };
 }
 
-DirectionInputs DirectionOf(const KernelContext& ctx, const RecurrentSetup& s, int64_t d, const double* x) {
+WriteRow ToSequenceRows(Tensor& t, const RecurrentSetup& s, int64_t d) {
+  const int64_t n = d < 0 ? s.input : s.hidden;
+  return [&t, s, d, n](int64_t time, int64_t b, const double* row) {
+    const int64_t dst = d < 0 ? XOffset(s, time, b) : YOffset(s, time, d, b);
+    for (int64_t i = 0; i < n; ++i) t.SetFromDouble(dst + i, row[i]);
+  };
+}
+
+DirectionInputs DirectionOf(const KernelContext& ctx, const RecurrentSetup& s, int64_t d) {
   DirectionInputs in;
-  in.x = x;
+  in.x = SequenceRows(ctx.input(0), s, -1);
   const int64_t gh = s.gates * s.hidden, h = s.hidden;
   auto slice = [&](int i, int64_t offset, int64_t count) {
     std::vector<double> v(static_cast<size_t>(count), 0.0);
@@ -305,16 +308,13 @@ void RunSteps(const RecurrentSetup& s, const DirectionInputs& in, int64_t d, Rou
   xg.assign(static_cast<size_t>(K * B * I), 0.0);
   for (int64_t step = first; step < last; ++step) {
     for (int64_t b = 0; b < B; ++b) {
-      if (step >= s.lengths[b]) continue;
-      const double* src = in.x + (TimeOf(s, d, step, b) * B + b) * I;
-      std::copy(src, src + I, xg.begin() + ((step - first) * B + b) * I);
+      if (step < s.lengths[b]) in.x(TimeOf(s, d, step, b), b, xg.data() + ((step - first) * B + b) * I);
     }
   }
   std::vector<double> xw(static_cast<size_t>(K * B * GH), 0.0);
   if (K * B > 0 && I > 0) Gemm(false, true, K * B, GH, I, 1.0, xg.data(), I, in.w.data(), I, 0.0, xw.data(), GH);
   std::vector<double>& h = out.h_last;
   std::vector<double>& c = out.c_last;
-  std::vector<double>& y = out.y;
   if (trace != nullptr) {
     trace->pre.assign(static_cast<size_t>(K * B * GH), 0.0);
     trace->act.assign(trace->pre.size(), 0.0);
@@ -332,7 +332,6 @@ void RunSteps(const RecurrentSetup& s, const DirectionInputs& in, int64_t d, Rou
     for (int64_t b = 0; b < B; ++b) {
       if (step >= s.lengths[b]) continue;
       const int64_t row = (step - first) * B + b;  // the steps' rows: xw and the trace
-      const int64_t t_row = TimeOf(s, d, step, b) * B + b;  // Y's row, in time order
       const double* hp = h.data() + b * H;
       const double* xr = xw.data() + row * GH;
       const double* hr = hr_all.data() + b * GH;
@@ -394,7 +393,7 @@ void RunSteps(const RecurrentSetup& s, const DirectionInputs& in, int64_t d, Rou
         }
       }
       for (int64_t k = 0; k < H; ++k) h[b * H + k] = round(hn[k]);
-      if (!y.empty()) std::copy(h.begin() + b * H, h.begin() + (b + 1) * H, y.begin() + t_row * H);
+      if (out.y) out.y(TimeOf(s, d, step, b), b, h.data() + b * H);
       if (s.cell == Cell::kLstm) std::copy(cn.begin(), cn.end(), c.begin() + b * H);
     }
   }
@@ -403,14 +402,13 @@ void RunSteps(const RecurrentSetup& s, const DirectionInputs& in, int64_t d, Rou
 void RunDirection(const RecurrentSetup& s, const DirectionInputs& in, int64_t d, RoundFn round, DirectionOutputs& out) {
   out.h_last = in.h0;
   out.c_last = s.cell == Cell::kLstm ? in.c0 : std::vector<double>();
-  out.y.assign(static_cast<size_t>(s.seq * s.batch * s.hidden), 0.0);
   const int64_t k = SegmentSteps(s);
   for (int64_t first = 0; first < s.seq; first += k) RunSteps(s, in, d, round, first, std::min(s.seq, first + k), out, nullptr);
 }
 
 void BackwardDirection(const RecurrentSetup& s, const DirectionInputs& in, int64_t d, RoundFn round,
-                       int64_t segment_steps, const std::vector<double>& dy, const std::vector<double>& dy_h,
-                       const std::vector<double>& dy_c, std::vector<double>& dx, DirectionGrads& out) {
+                       int64_t segment_steps, const ReadRow& dy, const std::vector<double>& dy_h,
+                       const std::vector<double>& dy_c, const WriteRow& dx, DirectionGrads& out) {
   const int64_t H = s.hidden, GH = s.gates * H, B = s.batch, T = s.seq, I = s.input;
   const int64_t K = std::clamp<int64_t>(segment_steps, 1, std::max<int64_t>(T, 1));
   const bool lstm = s.cell == Cell::kLstm, gru = s.cell == Cell::kGru;
@@ -437,7 +435,7 @@ void BackwardDirection(const RecurrentSetup& s, const DirectionInputs& in, int64
   out.w.assign(static_cast<size_t>(GH * I), 0.0);
   out.wb.assign(static_cast<size_t>(GH), 0.0);
   out.rb.assign(static_cast<size_t>(GH), 0.0);
-  std::vector<double> dh(static_cast<size_t>(H));
+  std::vector<double> dh(static_cast<size_t>(H)), dy_row(static_cast<size_t>(H), 0.0);
   // Per step: each entry's gradient through R (`through_r`, 0 for entries past their length and
   // for GRU's candidate without linear_before_reset, which reaches h_prev through r * h_prev), and
   // the gradient of each entry's previous hidden state.
@@ -456,14 +454,14 @@ void BackwardDirection(const RecurrentSetup& s, const DirectionInputs& in, int64
       for (int64_t b = 0; b < B; ++b) {
         if (step >= s.lengths[b]) continue;
         const int64_t row = (step - first) * B + b;          // the segment's rows
-        const int64_t t_row = TimeOf(s, d, step, b) * B + b;  // dY's row, in time order
         const double* pre = trace.pre.data() + row * GH;
         const double* a = trace.act.data() + row * GH;
         const double* hp = trace.h_prev.data() + row * H;
         double* g = da.data() + row * GH;
         double* gr = dar.data() + row * GH;
         double* dhp = dhp_all.data() + b * H;
-        for (int64_t k = 0; k < H; ++k) dh[k] = carry_h[b * H + k] + dy[t_row * H + k];
+        if (dy) dy(TimeOf(s, d, step, b), b, dy_row.data());
+        for (int64_t k = 0; k < H; ++k) dh[k] = carry_h[b * H + k] + dy_row[k];
         if (lstm) {
           const double* cp = trace.c_prev.data() + row * H;
           const double* cn = trace.c.data() + row * H;
@@ -535,18 +533,17 @@ void BackwardDirection(const RecurrentSetup& s, const DirectionInputs& in, int64
         Gemm(true, false, H, H, rows, 1.0, dar.data() + 2 * H, GH, rh_prev.data(), H, 1.0, out.r.data() + 2 * H * H, H);
       }
     }
-    // The input side: dW += da^T X (the segment's gathered X rows), dX's rows += da W, the biases'
+    // The input side: dW += da^T X (the segment's gathered X rows), dX's rows = da W, the biases'
     // column sums.
     if (rows > 0 && I > 0) {
       Gemm(true, false, GH, I, rows, 1.0, da.data(), GH, trace.x.data(), I, 1.0, out.w.data(), I);
+    }
+    if (rows > 0 && I > 0 && dx) {
       dx_rows.assign(static_cast<size_t>(rows * I), 0.0);
       Gemm(false, false, rows, I, GH, 1.0, da.data(), GH, in.w.data(), I, 0.0, dx_rows.data(), I);
       for (int64_t step = first; step < last; ++step) {
         for (int64_t b = 0; b < B; ++b) {
-          if (step >= s.lengths[b]) continue;
-          const double* src = dx_rows.data() + ((step - first) * B + b) * I;
-          double* dst = dx.data() + (TimeOf(s, d, step, b) * B + b) * I;
-          for (int64_t i = 0; i < I; ++i) dst[i] += src[i];
+          if (step < s.lengths[b]) dx(TimeOf(s, d, step, b), b, dx_rows.data() + ((step - first) * B + b) * I);
         }
       }
     }

@@ -17,6 +17,7 @@
 // (SegmentSteps), so even their X W^T products are the same calls.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -63,11 +64,16 @@ Expected<RecurrentSetup> DecodeRecurrent(const KernelContext& ctx, Cell cell);
 /// The cell of an op type ("RNN", "GRU", "LSTM").
 Cell CellOf(const std::string& op_type);
 
-/// One direction's tensors in the engine's layout, as doubles: x [seq][batch][input] (shared by
-/// the directions), w [G*H][input], r [G*H][H], wb, rb [G*H], p [3H] (zeros when absent), h0, c0
-/// [batch][H].
+/// A row of a sequence (X [input], Y, dY [H], dX [input]) at (time, batch entry): the engine reads
+/// X and dY and writes Y and dX a row at a time through these, so no whole sequence is held in
+/// double beside its tensor (SequenceRows/ToSequenceRows below give them over a tensor).
+using ReadRow = std::function<void(int64_t t, int64_t b, double* row)>;
+using WriteRow = std::function<void(int64_t t, int64_t b, const double* row)>;
+
+/// One direction's tensors in the engine's layout, as doubles: w [G*H][input], r [G*H][H], wb, rb
+/// [G*H], p [3H] (zeros when absent), h0, c0 [batch][H]; X's rows through `x`.
 struct DirectionInputs {
-  const double* x = nullptr;
+  ReadRow x;
   std::vector<double> w, r, wb, rb, p, h0, c0;
 };
 
@@ -79,10 +85,12 @@ struct DirectionTrace {
   std::vector<double> x, pre, act, c, rh, h_prev, c_prev;
 };
 
-/// One direction's outputs: y [seq][batch][H] in time order (0 past an entry's length), and the
-/// last hidden and cell states [batch][H]. RunSteps carries h_last and c_last from step to step.
+/// One direction's outputs: Y's rows through `y` (when set: each (t, b) before the entry's length
+/// once, the rounded hidden state), and the last hidden and cell states [batch][H]. RunSteps
+/// carries h_last and c_last from step to step.
 struct DirectionOutputs {
-  std::vector<double> y, h_last, c_last;
+  WriteRow y;
+  std::vector<double> h_last, c_last;
 };
 
 /// Rounds a value to the element type the kernel writes (what Y holds).
@@ -97,7 +105,7 @@ int64_t SegmentSteps(const RecurrentSetup& s);
 int64_t TimeOf(const RecurrentSetup& s, int64_t d, int64_t step, int64_t b);
 
 /// Runs steps [first, last) of direction d from out.h_last / out.c_last (updated), X W^T for the
-/// segment's rows at once. Writes Y's rows when out.y is sized, the segment's trace when `trace`
+/// segment's rows at once. Writes Y's rows when out.y is set, the segment's trace when `trace`
 /// is given.
 void RunSteps(const RecurrentSetup& s, const DirectionInputs& in, int64_t d, RoundFn round, int64_t first,
               int64_t last, DirectionOutputs& out, DirectionTrace* trace);
@@ -111,20 +119,21 @@ struct DirectionGrads {
   std::vector<double> w, r, wb, rb, p, h0, c0;
 };
 
-/// Backward of direction `d`: dy [seq][batch][H] (time order), dy_h / dy_c [batch][H] (empty when
-/// they have no gradient). Adds into dx [seq][batch][input]. The forward runs again from the
+/// Backward of direction `d`: dY's rows through `dy`, dy_h / dy_c [batch][H] (each empty when it
+/// has no gradient). Hands the direction's share of each dX row (t, b) before the entry's length
+/// to `dx`, once. The forward runs again from the
 /// initial states, keeping only the carried state at the start of each segment of
 /// `segment_steps` steps; then each segment, last first, runs again with its trace and is back-
 /// propagated, so the trace is a segment's (SegmentSteps), not the sequence's. One segment runs
 /// the forward once.
 void BackwardDirection(const RecurrentSetup& s, const DirectionInputs& in, int64_t d, RoundFn round,
-                       int64_t segment_steps, const std::vector<double>& dy, const std::vector<double>& dy_h,
-                       const std::vector<double>& dy_c, std::vector<double>& dx, DirectionGrads& out);
+                       int64_t segment_steps, const ReadRow& dy, const std::vector<double>& dy_h,
+                       const std::vector<double>& dy_c, const WriteRow& dx, DirectionGrads& out);
 
 /// Reads direction `d`'s weights, biases, peepholes and initial states from the op's inputs
 /// (X, W, R, B, sequence_lens, initial_h, initial_c, P: the forward's order, which the gradient
 /// ops keep).
-DirectionInputs DirectionOf(const KernelContext& ctx, const RecurrentSetup& s, int64_t d, const double* x);
+DirectionInputs DirectionOf(const KernelContext& ctx, const RecurrentSetup& s, int64_t d);
 
 /// The shapes of Y and of the states (Y_h, initial_h, ...) in the op's layout.
 std::vector<int64_t> YShape(const RecurrentSetup& s);
@@ -146,8 +155,10 @@ inline int64_t XOffset(const RecurrentSetup& s, int64_t t, int64_t b) {
 /// empty when the input is absent.
 std::vector<double> StateOf(const KernelContext& ctx, const RecurrentSetup& s, int input, int64_t d);
 
-/// X as doubles in [seq][batch][input] order (layout 1 transposed).
-std::vector<double> SequenceMajorX(const KernelContext& ctx, const RecurrentSetup& s);
+/// Rows of a sequence tensor in the op's layout: X's (`d` < 0; [input]) or direction d's of Y / dY
+/// ([H]). The tensor must outlive the functions.
+ReadRow SequenceRows(const Tensor& t, const RecurrentSetup& s, int64_t d);
+WriteRow ToSequenceRows(Tensor& t, const RecurrentSetup& s, int64_t d);
 
 /// Whether direction `d` runs in reverse.
 inline bool Reverse(const RecurrentSetup& s, int64_t d) { return s.reverse_only || d == 1; }
