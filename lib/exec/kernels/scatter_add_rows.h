@@ -37,10 +37,10 @@ void ScatterAddRows(const Tensor& src, const std::vector<int64_t>& index, int64_
       const int64_t s0 = first[static_cast<size_t>(r)], s1 = first[static_cast<size_t>(r + 1)];
       if (s0 == s1 || r == skip) continue;
       const C factor = scale(r, s1 - s0);
-      C* dst = WriteRange(out, t * post, buf.Get(0, row));
+      C* dst = WriteRange(out, t * post, row, buf, 0);
       if (!direct) std::fill(dst, dst + post, C(0));
       for (int64_t s = s0; s < s1; ++s) {
-        const C* from = ReadRange(src, (p * q + sources[static_cast<size_t>(s)]) * post, post, buf.Get(1, row));
+        const C* from = ReadRange(src, (p * q + sources[static_cast<size_t>(s)]) * post, post, buf, 1);
         for (int64_t k = 0; k < post; ++k) dst[k] += from[k] * factor;
       }
       CommitRange(dst, post, out, t * post);

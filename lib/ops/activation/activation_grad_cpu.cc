@@ -74,8 +74,8 @@ Status UnaryForward(KernelContext& ctx, int bias_index, F f) {
   return DispatchCompute(ctx, x.dtype(), [&]<typename C>() -> Status {
     const BiasReader<C> bias(has_bias ? &ctx.input(bias_index) : nullptr, x.numel());
     ForEachChunk<C>(x.numel(), 20, [&](int64_t first, int64_t count, ChunkBuffers<C>& buf) {
-      const C* in = ReadRange(x, first, count, buf.Get(0, count));
-      C* out = WriteRange(y, first, buf.Get(1, count));
+      const C* in = ReadRange(x, first, count, buf, 0);
+      C* out = WriteRange(y, first, count, buf, 1);
       if (bias.present()) {
         const C* bc = bias.Chunk(first, count, buf.Get(2, count));
         for (int64_t i = 0; i < count; ++i) out[i] = f(in[i] + bias.At(first + i, bc, first));
@@ -103,9 +103,9 @@ Status BinaryGrad(KernelContext& ctx, const char* second_name, int bias_index, F
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
     const BiasReader<C> bias(bias_index >= 0 ? &ctx.input(bias_index) : nullptr, dy.numel());
     ForEachChunk<C>(dy.numel(), 20, [&](int64_t first, int64_t count, ChunkBuffers<C>& buf) {
-      const C* g = ReadRange(dy, first, count, buf.Get(0, count));
-      const C* xv = ReadRange(x, first, count, buf.Get(1, count));
-      C* out = WriteRange(dx, first, buf.Get(2, count));
+      const C* g = ReadRange(dy, first, count, buf, 0);
+      const C* xv = ReadRange(x, first, count, buf, 1);
+      C* out = WriteRange(dx, first, count, buf, 2);
       if (bias.present()) {
         const C* bc = bias.Chunk(first, count, buf.Get(3, count));
         for (int64_t i = 0; i < count; ++i) out[i] = f(g[i], xv[i] + bias.At(first + i, bc, first));
@@ -148,8 +148,8 @@ Status GeluForward(KernelContext& ctx, int bias_index) {
   const BiasReader<float> bias(has_bias ? &ctx.input(bias_index) : nullptr, x.numel());
   ForBiasRows(x.numel(), has_bias ? ctx.input(bias_index).numel() : 0,
               [&](int64_t at, int64_t count, ChunkBuffers<float>& buf) {
-                const float* in = ReadRange(x, at, count, buf.Get(0, count));
-                float* out = WriteRange(y, at, buf.Get(1, count));
+                const float* in = ReadRange(x, at, count, buf, 0);
+                float* out = WriteRange(y, at, count, buf, 1);
                 math::GeluArray(in, bias.present() ? bias.Chunk(at, count, buf.Get(2, count)) : nullptr, out, count);
                 CommitRange(out, count, y, at);
               });
@@ -172,9 +172,9 @@ Status GeluBackward(KernelContext& ctx, int bias_index) {
   const BiasReader<float> bias(bias_index >= 0 ? &ctx.input(bias_index) : nullptr, dy.numel());
   ForBiasRows(dy.numel(), bias_index >= 0 ? ctx.input(bias_index).numel() : 0,
               [&](int64_t at, int64_t count, ChunkBuffers<float>& buf) {
-                const float* g = ReadRange(dy, at, count, buf.Get(0, count));
-                const float* xv = ReadRange(x, at, count, buf.Get(1, count));
-                float* out = WriteRange(dx, at, buf.Get(2, count));
+                const float* g = ReadRange(dy, at, count, buf, 0);
+                const float* xv = ReadRange(x, at, count, buf, 1);
+                float* out = WriteRange(dx, at, count, buf, 2);
                 math::GeluGradArray(g, xv, bias.present() ? bias.Chunk(at, count, buf.Get(3, count)) : nullptr, out,
                                     count);
                 CommitRange(out, count, dx, at);

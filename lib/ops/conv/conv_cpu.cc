@@ -72,7 +72,7 @@ Status Conv(KernelContext& ctx) {
         ParallelFor(n, cost, [&](int64_t first, int64_t last) {
           ChunkBuffers<C> buf;
           for (int64_t img = first; img < last; ++img) {
-            const C* xi = ReadRange(x, img * c * isize, c * isize, buf.Get(0, static_cast<size_t>(c * isize)));
+            const C* xi = ReadRange(x, img * c * isize, c * isize, buf, 0);
             C* yi = buf.Get(1, static_cast<size_t>(m * osize));
             DirectConv2D(xi, wv.data(), bp, 1, c, m, group, win, yi);
             StoreRange(yi, m * osize, y, img * m * osize);

@@ -96,8 +96,8 @@ void MapPlanes(const Pool3& p, const Tensor& x, Tensor& y, Fn&& fn) {
   ParallelFor(p.planes, osize * ksize, [&](int64_t begin, int64_t end) {
     ChunkBuffers<C> buf;
     for (int64_t plane = begin; plane < end; ++plane) {
-      const C* xs = ReadRange(x, plane * isize, isize, buf.Get(0, static_cast<size_t>(isize)));
-      C* ys = WriteRange(y, plane * osize, buf.Get(1, static_cast<size_t>(osize)));
+      const C* xs = ReadRange(x, plane * isize, isize, buf, 0);
+      C* ys = WriteRange(y, plane * osize, osize, buf, 1);
       int64_t o = 0;
       for (int64_t od = 0; od < p.out[0]; ++od)
         for (int64_t oh = 0; oh < p.out[1]; ++oh)

@@ -156,8 +156,8 @@ Status MaxPoolGradKernel(KernelContext& ctx) {
     ParallelFor(parts, part + zeroed, [&](int64_t first, int64_t last) {
       ChunkBuffers<C> buf;
       for (int64_t q = first; q < last; ++q) {
-        const C* gy = ReadRange(dy, q * part, part, buf.Get(0, static_cast<size_t>(part)));
-        C* dxq = WriteRange(dx, q * zeroed, buf.Get(1, static_cast<size_t>(zeroed)));
+        const C* gy = ReadRange(dy, q * part, part, buf, 0);
+        C* dxq = WriteRange(dx, q * zeroed, zeroed, buf, 1);
         std::fill(dxq, dxq + zeroed, C(0));
         const int64_t* iq = idx + q * part;
         for (int64_t i = 0; i < part; ++i) dxq[iq[i] - q * zeroed] += gy[i];
@@ -255,8 +255,8 @@ Status AveragePoolGradKernel(KernelContext& ctx) {
     ParallelFor(planes, t.out_size * t.taps + in_size, [&](int64_t first, int64_t last) {
       ChunkBuffers<C> buf;
       for (int64_t p = first; p < last; ++p) {
-        const C* gy = ReadRange(dy, p * t.out_size, t.out_size, buf.Get(0, static_cast<size_t>(t.out_size)));
-        C* xp = WriteRange(dx, p * in_size, buf.Get(1, static_cast<size_t>(in_size)));
+        const C* gy = ReadRange(dy, p * t.out_size, t.out_size, buf, 0);
+        C* xp = WriteRange(dx, p * in_size, in_size, buf, 1);
         std::fill(xp, xp + in_size, C(0));
         AveragePlaneGrad(t, include_pad, gy, xp);
         CommitRange(xp, in_size, dx, p * in_size);

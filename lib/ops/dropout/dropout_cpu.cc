@@ -71,9 +71,9 @@ Status DropoutCpu(KernelContext& ctx) {
         std::fill(keep, keep + count, uint8_t{1});
       }
       if (!copy) {
-        const C* x = ReadRange(data, first, count, buf.Get(0, count));
-        const C* r = res != nullptr ? ReadRange(*res, first, count, buf.Get(1, count)) : nullptr;
-        C* out = WriteRange(y, first, buf.Get(2, count));
+        const C* x = ReadRange(data, first, count, buf, 0);
+        const C* r = res != nullptr ? ReadRange(*res, first, count, buf, 1) : nullptr;
+        C* out = WriteRange(y, first, count, buf, 2);
         for (int64_t i = 0; i < count; ++i) {
           C v = x[i];
           if (bias != nullptr) v += bias_values[static_cast<size_t>((first + i) % nb)];
@@ -122,8 +122,8 @@ Status DropoutGradCpu(KernelContext& ctx) {
   return DispatchCompute(ctx, dy.dtype(), [&]<typename C>() -> Status {
     const C scale = static_cast<C>(DropoutScale(plan->ratio));
     ForEachChunk<C>(n, 4, [&](int64_t first, int64_t count, ChunkBuffers<C>& buf) {
-      const C* g = ReadRange(dy, first, count, buf.Get(0, count));
-      C* out = WriteRange(dx, first, buf.Get(1, count));
+      const C* g = ReadRange(dy, first, count, buf, 0);
+      C* out = WriteRange(dx, first, count, buf, 1);
       if (plan->bitmask) {
         const uint32_t* m = mask.data<uint32_t>();
         for (int64_t i = 0; i < count; ++i) {

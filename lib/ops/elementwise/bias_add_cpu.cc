@@ -20,9 +20,9 @@ Status AddRows(const Tensor& x, const Tensor& bias, const Tensor& skip, Tensor& 
     ChunkBuffers<C> buf;
     for (int64_t r = begin; r < end; ++r) {
       const int64_t base = r * plan.channels;
-      const C* xs = ReadRange(x, base, plan.channels, buf.Get(0, row));
-      const C* ss = ReadRange(skip, base, plan.channels, buf.Get(1, row));
-      C* ys = WriteRange(y, base, buf.Get(2, row));
+      const C* xs = ReadRange(x, base, plan.channels, buf, 0);
+      const C* ss = ReadRange(skip, base, plan.channels, buf, 1);
+      C* ys = WriteRange(y, base, row, buf, 2);
       for (int64_t c = 0; c < plan.channels; ++c) ys[c] = xs[c] + bias_values[static_cast<size_t>(c)] + ss[c];
       CommitRange(ys, plan.channels, y, base);
     }

@@ -63,8 +63,8 @@ Status NormalizeLastDims(KernelContext& ctx, bool simplified, int bias_input, in
     ParallelFor(v.rows, 3 * v.cols, [&](int64_t begin, int64_t end) {
       ChunkBuffers<C> buf;
       for (int64_t r = begin; r < end; ++r) {
-        const C* row = ReadRange(x, r * v.cols, v.cols, buf.Get(0, cols));
-        C* out = WriteRange(y, r * v.cols, buf.Get(1, cols));
+        const C* row = ReadRange(x, r * v.cols, v.cols, buf, 0);
+        C* out = WriteRange(y, r * v.cols, cols, buf, 1);
         C mu = 0;
         if (!simplified && v.cols > 0) mu = static_cast<C>(SumOf(row, v.cols) / static_cast<double>(v.cols));
         const double sq = SquaredDeviations(row, v.cols, static_cast<double>(mu));
@@ -137,8 +137,8 @@ Status SkipNorm(KernelContext& ctx, bool simplified) {
     ParallelFor(rows, 4 * h, [&](int64_t begin, int64_t end) {
       ChunkBuffers<C> buf;
       for (int64_t r = begin; r < end; ++r) {
-        const C* xr = ReadRange(x, r * h, h, buf.Get(0, hs));
-        const C* kr = ReadRange(skip, (r * h) % skip_n, h, buf.Get(1, hs));  // skip rows repeat whole
+        const C* xr = ReadRange(x, r * h, h, buf, 0);
+        const C* kr = ReadRange(skip, (r * h) % skip_n, h, buf, 1);  // skip rows repeat whole
         C* s = buf.Get(2, hs);
         for (int64_t i = 0; i < h; ++i) {
           C val = xr[i] + kr[i];

@@ -92,9 +92,9 @@ Status LayerNormalizationGradCpu(KernelContext& ctx) {
         double* db = part_bias.data() + static_cast<size_t>(k) * cols;
         for (int64_t r = v.rows * k / chunks; r < v.rows * (k + 1) / chunks; ++r) {
           const int64_t base = r * v.cols;
-          const C* g = ReadRange(dy, base, v.cols, buf.Get(0, cols));
-          const C* xrow = ReadRange(x, base, v.cols, buf.Get(1, cols));
-          C* out = WriteRange(dx, base, buf.Get(2, cols));
+          const C* g = ReadRange(dy, base, v.cols, buf, 0);
+          const C* xrow = ReadRange(x, base, v.cols, buf, 1);
+          C* out = WriteRange(dx, base, cols, buf, 2);
           const C inv_r = inv[r];
           // Block sums (exec/kernels/block_sum.h): independent partials instead of one dependent
           // double chain per sum.

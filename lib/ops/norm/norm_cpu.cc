@@ -73,12 +73,12 @@ Status BatchNormCore(KernelContext& ctx, bool spatial, bool training, int num_st
         ChunkBuffers<C> buf;
         for (int64_t ch = begin; ch < end; ++ch) {
           double sum = 0;
-          for (int64_t b = 0; b < n; ++b) sum += SumOf(ReadRange(x, (b * c + ch) * s, s, buf.Get(0, row_len)), s);
+          for (int64_t b = 0; b < n; ++b) sum += SumOf(ReadRange(x, (b * c + ch) * s, s, buf, 0), s);
           const double count = static_cast<double>(n * s);
           mean[ch] = count > 0 ? sum / count : 0.0;
           double sq = 0;
           for (int64_t b = 0; b < n; ++b) {
-            sq += SquaredDeviations(ReadRange(x, (b * c + ch) * s, s, buf.Get(0, row_len)), s, mean[ch]);
+            sq += SquaredDeviations(ReadRange(x, (b * c + ch) * s, s, buf, 0), s, mean[ch]);
           }
           var[ch] = count > 0 ? sq / count : 0.0;
         }
@@ -106,8 +106,8 @@ Status BatchNormCore(KernelContext& ctx, bool spatial, bool training, int num_st
         const double inv = 1.0 / std::sqrt(var[ch] + eps);
         const C a = static_cast<C>(scale[ch] * inv);
         const C b = static_cast<C>(bias[ch] - mean[ch] * scale[ch] * inv);
-        const C* p = ReadRange(x, row * s, s, buf.Get(0, row_len));
-        C* q = WriteRange(y, row * s, buf.Get(1, row_len));
+        const C* p = ReadRange(x, row * s, s, buf, 0);
+        C* q = WriteRange(y, row * s, row_len, buf, 1);
         for (int64_t i = 0; i < s; ++i) q[i] = p[i] * a + b;
         CommitRange(q, s, y, row * s);
       }
@@ -141,8 +141,8 @@ void NormalizeRows(const Tensor& x, Tensor& y, int64_t rows, int64_t len, double
   ParallelFor(rows, 2 * len, [&](int64_t begin, int64_t end) {
     ChunkBuffers<C> buf;
     for (int64_t r = begin; r < end; ++r) {
-      const C* xr = ReadRange(x, r * len, len, buf.Get(0, static_cast<size_t>(len)));
-      C* yr = WriteRange(y, r * len, buf.Get(1, static_cast<size_t>(len)));
+      const C* xr = ReadRange(x, r * len, len, buf, 0);
+      C* yr = WriteRange(y, r * len, len, buf, 1);
       const Moments m = RowMoments(xr, len);
       const double inv = 1.0 / std::sqrt(m.var + eps);
       for (int64_t i = 0; i < len; ++i) {
@@ -226,8 +226,8 @@ Status Lrn(KernelContext& ctx) {
       for (int64_t row = begin; row < end; ++row) {
         const int64_t b = row / c, ch = row % c;
         const int64_t lo = std::max<int64_t>(0, ch - before), hi = std::min<int64_t>(c - 1, ch + after);
-        const C* xw = ReadRange(x, (b * c + lo) * s, (hi - lo + 1) * s, buf.Get(0, static_cast<size_t>((hi - lo + 1) * s)));
-        C* yr = WriteRange(y, row * s, buf.Get(1, static_cast<size_t>(s)));
+        const C* xw = ReadRange(x, (b * c + lo) * s, (hi - lo + 1) * s, buf, 0);
+        C* yr = WriteRange(y, row * s, s, buf, 1);
         for (int64_t i = 0; i < s; ++i) {
           double sq = 0;
           for (int64_t k = lo; k <= hi; ++k) {

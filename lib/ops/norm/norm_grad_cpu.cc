@@ -57,8 +57,8 @@ Status BatchNormGradKernel(KernelContext& ctx) {
         const C mu = mean[c], is = inv[c];
         double sum_g = 0, sum_gx = 0;
         for (int64_t b = 0; b < n; ++b) {
-          const C* gp = ReadRange(dy, (b * channels + c) * spatial, spatial, buf.Get(0, row));
-          const C* xp = ReadRange(x, (b * channels + c) * spatial, spatial, buf.Get(1, row));
+          const C* gp = ReadRange(dy, (b * channels + c) * spatial, spatial, buf, 0);
+          const C* xp = ReadRange(x, (b * channels + c) * spatial, spatial, buf, 1);
           sum_g += SumOf(gp, spatial);
           sum_gx += BlockSum<C>(spatial, [gp, xp, mu](int64_t k) { return gp[k] * (xp[k] - mu); });
         }
@@ -68,9 +68,9 @@ Status BatchNormGradKernel(KernelContext& ctx) {
         const C a = static_cast<C>(coef * m), bx = static_cast<C>(-coef * dscale[c]), d = static_cast<C>(-coef * dbias[c]);
         for (int64_t b = 0; b < n; ++b) {
           const int64_t base = (b * channels + c) * spatial;
-          const C* gp = ReadRange(dy, base, spatial, buf.Get(0, row));
-          const C* xp = ReadRange(x, base, spatial, buf.Get(1, row));
-          C* out = WriteRange(dx, base, buf.Get(2, row));
+          const C* gp = ReadRange(dy, base, spatial, buf, 0);
+          const C* xp = ReadRange(x, base, spatial, buf, 1);
+          C* out = WriteRange(dx, base, row, buf, 2);
           for (int64_t k = 0; k < spatial; ++k) out[k] = a * gp[k] + bx * ((xp[k] - mu) * is) + d;
           CommitRange(out, spatial, dx, base);
         }

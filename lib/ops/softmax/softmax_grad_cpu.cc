@@ -121,9 +121,9 @@ Status SoftmaxDropoutGradKernel(KernelContext& ctx) {
     const C scale = static_cast<C>(DropoutScale(ratio));
     const size_t len = static_cast<size_t>(layout.len);
     ForEachRow<C>(layout, [&](int64_t base, int64_t, ChunkBuffers<C>& buf) {
-      const C* g = ReadRange(dy, base, layout.len, buf.Get(0, len));
-      const C* sm = ReadRange(y, base, layout.len, buf.Get(1, len));
-      C* out = WriteRange(dx, base, buf.Get(2, len));
+      const C* g = ReadRange(dy, base, layout.len, buf, 0);
+      const C* sm = ReadRange(y, base, layout.len, buf, 1);
+      C* out = WriteRange(dx, base, len, buf, 2);
       auto masked = [&](int64_t d) { return keep[base + d] ? g[d] * scale : C(0); };
       double sum = 0;
       for (int64_t d = 0; d < layout.len; ++d) sum += static_cast<double>(masked(d)) * static_cast<double>(sm[d]);
@@ -166,8 +166,8 @@ Status BiasSoftmaxDropoutKernel(KernelContext& ctx) {
       ChunkBuffers<C> buf;
       for (int64_t r = begin; r < end; ++r) {
         const int64_t rb = inner_broadcast ? r / repeat : r % bias_rows;
-        const C* xr = ReadRange(data, r * row_len, row_len, buf.Get(0, len));
-        const C* br = ReadRange(bias, rb * row_len, row_len, buf.Get(1, len));
+        const C* xr = ReadRange(data, r * row_len, row_len, buf, 0);
+        const C* br = ReadRange(bias, rb * row_len, row_len, buf, 1);
         C* sr = buf.Get(2, len);
         C* dr = buf.Get(3, len);
         C mx = -INFINITY;

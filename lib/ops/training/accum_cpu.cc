@@ -37,12 +37,12 @@ Status Accumulate(KernelContext& ctx, const Tensor& buffer, const Tensor& value,
     }
     // The same shape (a gradient into its buffer): a chunk at a time.
     ForEachChunk<C>(buffer.numel(), 2, [&](int64_t first, int64_t count, ChunkBuffers<C>& buf) {
-      const C* v = ReadRange(value, first, count, buf.Get(0, count));
-      C* o = WriteRange(out, first, buf.Get(1, count));
+      const C* v = ReadRange(value, first, count, buf, 0);
+      C* o = WriteRange(out, first, count, buf, 1);
       if (overwrite) {
         std::copy(v, v + count, o);
       } else {
-        const C* b = ReadRange(buffer, first, count, buf.Get(2, count));
+        const C* b = ReadRange(buffer, first, count, buf, 2);
         for (int64_t i = 0; i < count; ++i) o[i] = b[i] + v[i];
       }
       CommitRange(o, count, out, first);
@@ -111,8 +111,8 @@ Status ScaleKernel(KernelContext& ctx) {
   return DispatchCompute(ctx, x.dtype(), [&]<typename C>() -> Status {
     const C f = static_cast<C>(s);
     ForEachChunk<C>(x.numel(), 2, [&](int64_t first, int64_t count, ChunkBuffers<C>& buf) {
-      const C* in = ReadRange(x, first, count, buf.Get(0, count));
-      C* out = WriteRange(y, first, buf.Get(1, count));
+      const C* in = ReadRange(x, first, count, buf, 0);
+      C* out = WriteRange(y, first, count, buf, 1);
       for (int64_t i = 0; i < count; ++i) out[i] = down ? in[i] / f : in[i] * f;
       CommitRange(out, count, y, first);
     });
@@ -158,7 +158,7 @@ Status IsFiniteKernel(KernelContext& ctx) {
   uint8_t* out = ctx.outputs[0].data<uint8_t>();
   return DispatchCompute(ctx, x.dtype(), [&]<typename C>() -> Status {
     ForEachChunk<C>(x.numel(), 1, [&](int64_t first, int64_t count, ChunkBuffers<C>& buf) {
-      const C* in = ReadRange(x, first, count, buf.Get(0, count));
+      const C* in = ReadRange(x, first, count, buf, 0);
       for (int64_t k = 0; k < count; ++k) out[first + k] = std::isfinite(in[k]) ? 1 : 0;
     });
     return Status::Ok();
