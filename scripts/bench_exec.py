@@ -2,7 +2,8 @@
 """memopt's CPU executor against ONNX Runtime (CPU provider) and PyTorch eager, on the same models.
 
 The models are the held-out-style modules of scripts/export_torch_fixtures.py (GPT-2-, BERT-,
-ResNet-style and an MLP with a loss), scaled up to benchmark sizes. For each module:
+ResNet-style and an MLP with a loss) and a 2-layer LSTM and GRU language model, scaled up to
+benchmark sizes. For each module:
   forward   the torch.onnx.export graph (opset 17), run as it is;
             PyTorch: the module's forward under torch.no_grad().
   grad      `memopt grad` of that export: forward + backward in one graph. Its YieldOp (which ORT
@@ -16,12 +17,13 @@ rounds of the median over --iters iterations (after warm-up; more iterations for
 than --min-round-ms / --iters, the same count for every runtime); each round runs every thread
 count and runtime in turn. The table gives
 milliseconds and the ratios memopt / ORT and memopt / PyTorch, and memopt's own speedup from one
-thread to the largest thread count.
+thread to the largest thread count. ORT's columns are '-' on a graph it cannot run (the
+recurrent steps, whose LSTMGrad/GRUGrad are memopt's own ops).
 
 With --sweep, the GPT-style case over the shapes of SWEEP (hidden 64-1024, heads 2-16, seq 32-1024,
 batch 1-512), forward and training step at each.
 
-Usage: scripts/bench_exec.py [--memopt build/tools/memopt] [--threads 1,2] [--cases gpt2,bert,cnn,mlp]
+Usage: scripts/bench_exec.py [--memopt build/tools/memopt] [--threads 1,2] [--cases gpt2,bert,cnn,mlp,lstm,gru]
        scripts/bench_exec.py --sweep [--points 0,3]
 Needs onnxruntime-training (or onnxruntime), torch, onnx and numpy (scripts/bench_exec.sh makes a venv).
 """
@@ -70,6 +72,8 @@ def set_sweep_point(point):
 
 def set_sizes(size):
     """Benchmark sizes (the fixtures' are tiny, for tests)."""
+    global RNN_HIDDEN
+    RNN_HIDDEN = 64 if size == "small" else 256
     if size == "small":  # a quick dry run
         fx.SEQ, fx.BATCH, fx.VOCAB, fx.HIDDEN, fx.HEADS, fx.LAYERS = 32, 2, 200, 64, 4, 2
         fx.CNN_CHANNELS, fx.CNN_CLASSES = 8, 10
@@ -79,6 +83,24 @@ def set_sizes(size):
     fx.CNN_CHANNELS, fx.CNN_CLASSES = 32, 10
     fx.MLP_IN, fx.MLP_HIDDEN, fx.MLP_OUT = 784, 1024, 10
     return {"cnn_batch": 16, "cnn_hw": 32, "mlp_batch": 128}
+
+
+class RnnLM(torch.nn.Module):
+    """Embedding, a 2-layer LSTM or GRU (batch first), a vocabulary head and cross-entropy: the
+    recurrent case (memopt's own LSTMGrad/GRUGrad in the step, which ORT cannot run)."""
+
+    def __init__(self, cell):
+        super().__init__()
+        self.embed = torch.nn.Embedding(fx.VOCAB, RNN_HIDDEN)
+        self.rnn = cell(RNN_HIDDEN, RNN_HIDDEN, num_layers=2, batch_first=True)
+        self.head = torch.nn.Linear(RNN_HIDDEN, fx.VOCAB)
+
+    def forward(self, input_ids, labels):
+        h, _ = self.rnn(self.embed(input_ids))
+        return torch.nn.functional.cross_entropy(self.head(h).flatten(0, 1), labels.flatten())
+
+
+RNN_HIDDEN = 256
 
 
 class MlpLoss(torch.nn.Module):
@@ -109,6 +131,8 @@ def cases(extra):
                            "labels": mlm}, False),
         "cnn": (fx.Cnn, {"images": torch.randn(extra["cnn_batch"], 3, hw, hw, generator=g),
                          "labels": torch.randint(0, fx.CNN_CLASSES, (extra["cnn_batch"],), generator=g)}, True),
+        "lstm": (lambda: RnnLM(torch.nn.LSTM), {"input_ids": ids, "labels": labels}, False),
+        "gru": (lambda: RnnLM(torch.nn.GRU), {"input_ids": ids, "labels": labels}, False),
         "mlp": (MlpLoss, {"x": torch.randn(extra["mlp_batch"], fx.MLP_IN, generator=g),
                           "labels": torch.randint(0, fx.MLP_OUT, (extra["mlp_batch"],), generator=g)}, False),
     }
@@ -180,7 +204,11 @@ def ort_runner(model, feeds, threads):
     opts.inter_op_num_threads = 1
     opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    session = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
+    try:
+        session = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
+    except Exception as e:  # noqa: BLE001  (e.g. memopt's own LSTMGrad, which ORT has no kernel for)
+        print(f"  ORT cannot run {model}: {str(e).splitlines()[0][:160]}", file=sys.stderr)
+        return None
     names = {i.name for i in session.get_inputs()}
     run_feeds = {k: v for k, v in feeds.items() if k in names}
     return lambda: session.run(None, run_feeds)
@@ -198,6 +226,11 @@ def torch_runner(module, inputs, grad):
         module.zero_grad(set_to_none=False)
         module(*args).backward()
     return step
+
+
+def fmt(value):
+    """Two decimals, or '-' for a figure that was not measured (ORT on a graph it cannot run)."""
+    return "-" if value is None else f"{value:.2f}"
 
 
 def measure(args, threads, work, all_cases, name, label):
@@ -232,13 +265,13 @@ def measure(args, threads, work, all_cases, name, label):
         # Every round measures every thread count, so a stretch of time in which the host
         # takes a core from this machine lands on the 1-thread and the 2-thread figures alike
         # (and on all three runtimes), not on one thread count's rounds.
-        ort_runs = {t: ort_runner(model, feeds, t) for t in threads}
+        ort_runs = {t: ort_runner(model, feeds, t) for t in threads}  # None where ORT cannot run it
         torch_run = torch_runner(module, inputs, kind == "grad")
         # Short steps get more iterations (the same count for every runtime and thread count),
         # so that one stretch of host contention moves a round's median less.
         iters = args.iters
         if args.min_round_ms > 0:
-            step = median_ms(ort_runs[threads[0]], 3, 1)
+            step = median_ms(ort_runs[threads[0]] or torch_run, 3, 1)
             iters = max(args.iters, int(args.min_round_ms / max(step, 1e-3)))
         samples = {t: {"memopt": [], "ort": [], "torch": []} for t in threads}
         for _ in range(args.rounds):
@@ -246,13 +279,14 @@ def measure(args, threads, work, all_cases, name, label):
                 torch.set_num_threads(t)
                 samples[t]["memopt"].append(memopt_ms(args.memopt, model, os.path.join(folder, inputs_dir), t,
                                                       iters, args.warmup))
-                samples[t]["ort"].append(median_ms(ort_runs[t], iters, args.warmup))
+                if ort_runs[t] is not None:
+                    samples[t]["ort"].append(median_ms(ort_runs[t], iters, args.warmup))
                 samples[t]["torch"].append(median_ms(torch_run, iters, args.warmup))
         row["iters"] = iters
         for t in threads:
-            row["ms"][t] = {k: statistics.median(v) for k, v in samples[t].items()}
+            row["ms"][t] = {k: statistics.median(v) if v else None for k, v in samples[t].items()}
             print(f"  {row['case']}, {t} thread(s): " +
-                  ", ".join(f"{k} {v:.2f} ms" for k, v in row["ms"][t].items()), file=sys.stderr)
+                  ", ".join(f"{k} {fmt(v)} ms" for k, v in row["ms"][t].items()), file=sys.stderr)
         rows.append(row)
     return rows
 
@@ -262,7 +296,7 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     parser.add_argument("--memopt", default=os.path.join(here, "..", "build", "tools", "memopt"))
     parser.add_argument("--threads", default="1,2", help="comma-separated thread counts")
-    parser.add_argument("--cases", default="gpt2,bert,cnn,mlp")
+    parser.add_argument("--cases", default="gpt2,bert,cnn,mlp,lstm,gru")
     parser.add_argument("--size", choices=["bench", "small"], default="bench")
     parser.add_argument("--iters", type=int, default=10, help="timed iterations per round, at least")
     parser.add_argument("--min-round-ms", type=float, default=200.0,
@@ -316,8 +350,9 @@ def main():
         line = f"| {row['case']} |"
         for t in threads:
             m = row["ms"][t]
-            line += (f" {m['memopt']:.2f} | {m['ort']:.2f} | {m['torch']:.2f} | {m['memopt'] / m['ort']:.2f} |"
-                     f" {m['memopt'] / m['torch']:.2f} |")
+            ort_ratio = m["memopt"] / m["ort"] if m["ort"] else None
+            line += (f" {fmt(m['memopt'])} | {fmt(m['ort'])} | {fmt(m['torch'])} | {fmt(ort_ratio)} |"
+                     f" {fmt(m['memopt'] / m['torch'])} |")
         if len(threads) > 1:
             line += f" {row['ms'][threads[0]]['memopt'] / row['ms'][threads[-1]]['memopt']:.2f} |"
         print(line)

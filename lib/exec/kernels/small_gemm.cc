@@ -8,7 +8,7 @@ namespace memopt::math {
 namespace {
 
 /// Panel rows are padded to this many floats (one AVX-512 vector, two AVX2 ones).
-constexpr int64_t kPad = 16;
+constexpr int64_t kPad = kSmallGemmPad;
 /// Columns of one register tile.
 constexpr int64_t kCols = 64;
 
@@ -56,29 +56,29 @@ __attribute__((always_inline)) inline void TileBody(const float* a, int64_t lda,
 /// enough independent sums are in flight to cover the multiply-add latency.
 template <int C, typename V>
 __attribute__((always_inline)) inline void Tiles(const float* a, int64_t lda, bool trans_a, const float* panel,
-                                                 int64_t np, int64_t m, int64_t n, int64_t k, int64_t j0,
+                                                 int64_t ldp, int64_t m, int64_t n, int64_t k, int64_t j0,
                                                  float alpha, float* y, int64_t ldy) {
   constexpr int kRows = C <= 16 ? 8 : (C <= 32 ? 6 : 4);
   int64_t i = 0;
-  for (; i + kRows <= m; i += kRows) TileBody<kRows, C, V>(a, lda, trans_a, panel, np, k, i, j0, n, alpha, y, ldy);
-  for (; i + 2 <= m; i += 2) TileBody<2, C, V>(a, lda, trans_a, panel, np, k, i, j0, n, alpha, y, ldy);
-  for (; i < m; ++i) TileBody<1, C, V>(a, lda, trans_a, panel, np, k, i, j0, n, alpha, y, ldy);
+  for (; i + kRows <= m; i += kRows) TileBody<kRows, C, V>(a, lda, trans_a, panel, ldp, k, i, j0, n, alpha, y, ldy);
+  for (; i + 2 <= m; i += 2) TileBody<2, C, V>(a, lda, trans_a, panel, ldp, k, i, j0, n, alpha, y, ldy);
+  for (; i < m; ++i) TileBody<1, C, V>(a, lda, trans_a, panel, ldp, k, i, j0, n, alpha, y, ldy);
 }
 
 #define MEMOPT_SMALL_GEMM_BODY                                                                         \
   for (int64_t j0 = 0; j0 < np; j0 += kCols) {                                                          \
     switch (std::min(kCols, np - j0)) {                                                                 \
       case 64:                                                                                          \
-        Tiles<64, V>(a, lda, trans_a, panel, np, m, n, k, j0, alpha, y, ldy);                              \
+        Tiles<64, V>(a, lda, trans_a, panel, ldp, m, n, k, j0, alpha, y, ldy);                             \
         break;                                                                                          \
       case 48:                                                                                          \
-        Tiles<48, V>(a, lda, trans_a, panel, np, m, n, k, j0, alpha, y, ldy);                              \
+        Tiles<48, V>(a, lda, trans_a, panel, ldp, m, n, k, j0, alpha, y, ldy);                             \
         break;                                                                                          \
       case 32:                                                                                          \
-        Tiles<32, V>(a, lda, trans_a, panel, np, m, n, k, j0, alpha, y, ldy);                              \
+        Tiles<32, V>(a, lda, trans_a, panel, ldp, m, n, k, j0, alpha, y, ldy);                             \
         break;                                                                                          \
       default:                                                                                          \
-        Tiles<16, V>(a, lda, trans_a, panel, np, m, n, k, j0, alpha, y, ldy);                              \
+        Tiles<16, V>(a, lda, trans_a, panel, ldp, m, n, k, j0, alpha, y, ldy);                             \
     }                                                                                                   \
   }
 
@@ -87,14 +87,14 @@ __attribute__((always_inline)) inline void Tiles(const float* a, int64_t lda, bo
 typedef float V16 __attribute__((vector_size(64)));
 typedef float V8 __attribute__((vector_size(32)));
 __attribute__((target("avx512f,avx2,fma"))) void RunAvx512(const float* a, int64_t lda, bool trans_a,
-                                                           const float* panel, int64_t np, int64_t m, int64_t n,
-                                                           int64_t k, float alpha, float* y, int64_t ldy) {
+                                                           const float* panel, int64_t ldp, int64_t np, int64_t m,
+                                                           int64_t n, int64_t k, float alpha, float* y, int64_t ldy) {
   using V = V16;
   MEMOPT_SMALL_GEMM_BODY
 }
 __attribute__((target("avx2,fma"))) void RunAvx2(const float* a, int64_t lda, bool trans_a, const float* panel,
-                                                 int64_t np, int64_t m, int64_t n, int64_t k, float alpha, float* y,
-                                                 int64_t ldy) {
+                                                 int64_t ldp, int64_t np, int64_t m, int64_t n, int64_t k, float alpha,
+                                                 float* y, int64_t ldy) {
   using V = V8;
   MEMOPT_SMALL_GEMM_BODY
 }
@@ -139,13 +139,41 @@ void SmallGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, floa
     }
   }
   if (HasAvx512()) {
-    RunAvx512(a, lda, trans_a, panel, np, m, n, k, alpha, y, ldy);
+    RunAvx512(a, lda, trans_a, panel, np, np, m, n, k, alpha, y, ldy);
   } else {
-    RunAvx2(a, lda, trans_a, panel, np, m, n, k, alpha, y, ldy);
+    RunAvx2(a, lda, trans_a, panel, np, np, m, n, k, alpha, y, ldy);
   }
 #else
   (void)trans_a, (void)trans_b, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda, (void)b, (void)ldb,
       (void)y, (void)ldy;
+#endif
+}
+
+bool SmallGemmPanelApplies() {
+#if MEMOPT_SMALL_GEMM_X86
+  return HasAvx512() || HasAvx2();
+#else
+  return false;
+#endif
+}
+
+void SmallGemmOnPanel(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                      const float* panel, int64_t ldp, float* y, int64_t ldy) {
+#if MEMOPT_SMALL_GEMM_X86
+  if (m <= 0 || n <= 0) return;
+  const int64_t np = (n + kPad - 1) / kPad * kPad;
+  if (k <= 0) {
+    for (int64_t i = 0; i < m; ++i) std::fill(y + i * ldy, y + i * ldy + n, 0.0f);
+    return;
+  }
+  if (HasAvx512()) {
+    RunAvx512(a, lda, trans_a, panel, ldp, np, m, n, k, alpha, y, ldy);
+  } else {
+    RunAvx2(a, lda, trans_a, panel, ldp, np, m, n, k, alpha, y, ldy);
+  }
+#else
+  (void)trans_a, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda, (void)panel, (void)ldp, (void)y,
+      (void)ldy;
 #endif
 }
 

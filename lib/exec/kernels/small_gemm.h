@@ -25,4 +25,19 @@ inline constexpr int64_t kSmallGemmMaxMacs = int64_t{1} << 18;
 void SmallGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                const float* b, int64_t ldb, float* y, int64_t ldy);
 
+/// Panel rows are padded to this many floats (one AVX-512 vector).
+inline constexpr int64_t kSmallGemmPad = 16;
+
+/// Whether this CPU runs SmallGemmOnPanel (AVX-512 or AVX2 with FMA).
+bool SmallGemmPanelApplies();
+
+/// y[i][j] = alpha * sum_kk A(i, kk) panel[kk * ldp + j] for columns j < n, A as in SmallGemm:
+/// the right-hand matrix already row-major [k, ldp] (a recurrent op's R, laid out once and read
+/// every step). Vectors of kSmallGemmPad columns are read whole: the panel must hold
+/// kSmallGemmPad - 1 readable floats past column n - 1 of its last row (their values never reach
+/// y). Single-threaded; callers split columns (panel + j0, y + j0) over threads. Only where
+/// SmallGemmPanelApplies.
+void SmallGemmOnPanel(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                      const float* panel, int64_t ldp, float* y, int64_t ldy);
+
 }  // namespace memopt::math

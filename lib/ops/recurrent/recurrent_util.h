@@ -10,11 +10,14 @@
 // direction starts at its step sequence_lens[b] - 1): later Y entries are 0 and the states keep
 // their last values. `clip` clamps every gate's pre-activation to [-clip, clip].
 //
-// The values are computed in double. The hidden state carried from step to step is rounded to the
-// element type (what Y holds), so that the backward, which runs the forward again from the op's
-// inputs (memopt's LSTM/GRU/RNN gradients, recurrent_grad_cpu.cc: nothing of the forward is kept),
-// recomputes exactly the forward's gates and states: both cut the steps into the same segments
-// (SegmentSteps), so even their X W^T products are the same calls.
+// The engine computes in C: float for float, float16 and bfloat16 tensors (as ONNX Runtime and
+// PyTorch do), double for double ones (ComputeIn). The hidden state carried from step to step is
+// rounded to the element type (what Y holds), so that the backward, which runs the forward again
+// from the op's inputs (memopt's LSTM/GRU/RNN gradients, recurrent_grad_cpu.cc: nothing of the
+// forward is kept), recomputes exactly the forward's gates and states: both cut the steps into
+// the same segments (SegmentSteps), so even their X W^T products are the same calls. Each step's
+// product with R reads R laid out once per direction (PreparePanels: math::SmallGemmOnPanel), not
+// a BLAS call that would pack R again every step.
 #pragma once
 
 #include <functional>
@@ -39,6 +42,10 @@ struct Activation {
   double Apply(double a) const;
   /// d Apply / d a, from the pre-activation `a` and the value `y` = Apply(a).
   double Derivative(double a, double y) const;
+  /// y[i] = Apply(a[i]) for n values (y may alias a): float sigmoid and tanh in vector form
+  /// (exec/math/vector_math.h), the rest element by element.
+  template <typename C>
+  void ApplyArray(const C* a, C* y, int64_t n) const;
 };
 
 enum class Cell { kRnn, kGru, kLstm };
@@ -64,42 +71,60 @@ Expected<RecurrentSetup> DecodeRecurrent(const KernelContext& ctx, Cell cell);
 /// The cell of an op type ("RNN", "GRU", "LSTM").
 Cell CellOf(const std::string& op_type);
 
+/// Whether the engine computes a tensor of `dtype` in double (float64) rather than float.
+inline bool ComputeInDouble(DataType dtype) { return dtype == DataType::kDouble; }
+
 /// A row of a sequence (X [input], Y, dY [H], dX [input]) at (time, batch entry): the engine reads
 /// X and dY and writes Y and dX a row at a time through these, so no whole sequence is held in
-/// double beside its tensor (SequenceRows/ToSequenceRows below give them over a tensor).
-using ReadRow = std::function<void(int64_t t, int64_t b, double* row)>;
-using WriteRow = std::function<void(int64_t t, int64_t b, const double* row)>;
+/// the compute type beside its tensor (SequenceRows/ToSequenceRows below give them over a tensor).
+template <typename C>
+using ReadRow = std::function<void(int64_t t, int64_t b, C* row)>;
+template <typename C>
+using WriteRow = std::function<void(int64_t t, int64_t b, const C* row)>;
 
-/// One direction's tensors in the engine's layout, as doubles: w [G*H][input], r [G*H][H], wb, rb
-/// [G*H], p [3H] (zeros when absent), h0, c0 [batch][H]; X's rows through `x`.
+/// One direction's tensors in the engine's layout: w [G*H][input], r [G*H][H], wb, rb [G*H], p
+/// [3H] (zeros when absent), h0, c0 [batch][H]; X's rows through `x`. For float, PreparePanels
+/// adds R^T as rows [H][rt_ld] and R as rows [G*H][r_ld] (zero-padded, for SmallGemmOnPanel);
+/// without them (double, or a CPU without AVX2) the step products are BLAS calls on r.
+template <typename C>
 struct DirectionInputs {
-  ReadRow x;
-  std::vector<double> w, r, wb, rb, p, h0, c0;
+  ReadRow<C> x;
+  std::vector<C> w, r, wb, rb, p, h0, c0;
+  std::vector<C> rt_panel, r_panel;
+  int64_t rt_ld = 0, r_ld = 0;
 };
+
+/// Lays out R for the step products (see DirectionInputs); a no-op for double.
+template <typename C>
+void PreparePanels(const RecurrentSetup& s, DirectionInputs<C>& in);
 
 /// What the backward needs of a segment of one direction's steps, per step and batch entry (row
 /// (step - first) * B + b): the gathered X rows [I], the gates' pre-activations and values [G*H]
 /// (GRU: the third block is the candidate's; `rh` keeps R_h h + Rb_h for linear_before_reset),
 /// the cell states (LSTM) and the states each step read. Rows of entries past their length stay 0.
+template <typename C>
 struct DirectionTrace {
-  std::vector<double> x, pre, act, c, rh, h_prev, c_prev;
+  std::vector<C> x, pre, act, c, rh, h_prev, c_prev;
 };
 
 /// One direction's outputs: Y's rows through `y` (when set: each (t, b) before the entry's length
 /// once, the rounded hidden state), and the last hidden and cell states [batch][H]. RunSteps
 /// carries h_last and c_last from step to step.
+template <typename C>
 struct DirectionOutputs {
-  WriteRow y;
-  std::vector<double> h_last, c_last;
+  WriteRow<C> y;
+  std::vector<C> h_last, c_last;
 };
 
 /// Rounds a value to the element type the kernel writes (what Y holds).
-using RoundFn = double (*)(double);
-RoundFn RoundingFor(DataType dtype);
+template <typename C>
+using RoundFn = C (*)(C);
+template <typename C>
+RoundFn<C> RoundingFor(DataType dtype);
 
-/// Steps a segment holds in RunDirection and BackwardDirection: its trace and gradients within
-/// 2 MiB (at least 1 step, at most all).
-int64_t SegmentSteps(const RecurrentSetup& s);
+/// Steps a segment holds in RunDirection and BackwardDirection: its trace and gradients in values
+/// of `value_bytes` within 2 MiB (at least 1 step, at most all).
+int64_t SegmentSteps(const RecurrentSetup& s, int64_t value_bytes);
 
 /// Entry b's time at step `step` of direction d (a reverse direction starts at its length - 1).
 int64_t TimeOf(const RecurrentSetup& s, int64_t d, int64_t step, int64_t b);
@@ -107,33 +132,38 @@ int64_t TimeOf(const RecurrentSetup& s, int64_t d, int64_t step, int64_t b);
 /// Runs steps [first, last) of direction d from out.h_last / out.c_last (updated), X W^T for the
 /// segment's rows at once. Writes Y's rows when out.y is set, the segment's trace when `trace`
 /// is given.
-void RunSteps(const RecurrentSetup& s, const DirectionInputs& in, int64_t d, RoundFn round, int64_t first,
-              int64_t last, DirectionOutputs& out, DirectionTrace* trace);
+template <typename C>
+void RunSteps(const RecurrentSetup& s, const DirectionInputs<C>& in, int64_t d, RoundFn<C> round, int64_t first,
+              int64_t last, DirectionOutputs<C>& out, DirectionTrace<C>* trace);
 
 /// Runs direction `d` from its initial states, a segment of steps at a time, carrying the hidden
 /// state rounded with `round`.
-void RunDirection(const RecurrentSetup& s, const DirectionInputs& in, int64_t d, RoundFn round, DirectionOutputs& out);
+template <typename C>
+void RunDirection(const RecurrentSetup& s, const DirectionInputs<C>& in, int64_t d, RoundFn<C> round,
+                  DirectionOutputs<C>& out);
 
 /// The gradients of one direction's weights and initial states.
+template <typename C>
 struct DirectionGrads {
-  std::vector<double> w, r, wb, rb, p, h0, c0;
+  std::vector<C> w, r, wb, rb, p, h0, c0;
 };
 
 /// Backward of direction `d`: dY's rows through `dy`, dy_h / dy_c [batch][H] (each empty when it
 /// has no gradient). Hands the direction's share of each dX row (t, b) before the entry's length
-/// to `dx`, once. The forward runs again from the
-/// initial states, keeping only the carried state at the start of each segment of
-/// `segment_steps` steps; then each segment, last first, runs again with its trace and is back-
-/// propagated, so the trace is a segment's (SegmentSteps), not the sequence's. One segment runs
-/// the forward once.
-void BackwardDirection(const RecurrentSetup& s, const DirectionInputs& in, int64_t d, RoundFn round,
-                       int64_t segment_steps, const ReadRow& dy, const std::vector<double>& dy_h,
-                       const std::vector<double>& dy_c, const WriteRow& dx, DirectionGrads& out);
+/// to `dx`, once. The forward runs again from the initial states, keeping only the carried state
+/// at the start of each segment of `segment_steps` steps; then each segment, last first, runs
+/// again with its trace and is back-propagated, so the trace is a segment's (SegmentSteps), not
+/// the sequence's. One segment runs the forward once.
+template <typename C>
+void BackwardDirection(const RecurrentSetup& s, const DirectionInputs<C>& in, int64_t d, RoundFn<C> round,
+                       int64_t segment_steps, const ReadRow<C>& dy, const std::vector<C>& dy_h,
+                       const std::vector<C>& dy_c, const WriteRow<C>& dx, DirectionGrads<C>& out);
 
 /// Reads direction `d`'s weights, biases, peepholes and initial states from the op's inputs
 /// (X, W, R, B, sequence_lens, initial_h, initial_c, P: the forward's order, which the gradient
-/// ops keep).
-DirectionInputs DirectionOf(const KernelContext& ctx, const RecurrentSetup& s, int64_t d);
+/// ops keep), with R's panels prepared.
+template <typename C>
+DirectionInputs<C> DirectionOf(const KernelContext& ctx, const RecurrentSetup& s, int64_t d);
 
 /// The shapes of Y and of the states (Y_h, initial_h, ...) in the op's layout.
 std::vector<int64_t> YShape(const RecurrentSetup& s);
@@ -151,14 +181,21 @@ inline int64_t XOffset(const RecurrentSetup& s, int64_t t, int64_t b) {
   return (s.batch_first ? b * s.seq + t : t * s.batch + b) * s.input;
 }
 
-/// State input `input` (initial_h, initial_c, dY_h, dY_c) of direction `d` as [batch][H] doubles;
-/// empty when the input is absent.
-std::vector<double> StateOf(const KernelContext& ctx, const RecurrentSetup& s, int input, int64_t d);
+/// State input `input` (initial_h, initial_c, dY_h, dY_c) of direction `d` as [batch][H]; empty
+/// when the input is absent.
+template <typename C>
+std::vector<C> StateOf(const KernelContext& ctx, const RecurrentSetup& s, int input, int64_t d);
+
+/// Stores a [batch][H] state of direction d into a state tensor (Y_h, dh0, ...).
+template <typename C>
+void StoreState(const std::vector<C>& v, const RecurrentSetup& s, int64_t d, Tensor& t);
 
 /// Rows of a sequence tensor in the op's layout: X's (`d` < 0; [input]) or direction d's of Y / dY
 /// ([H]). The tensor must outlive the functions.
-ReadRow SequenceRows(const Tensor& t, const RecurrentSetup& s, int64_t d);
-WriteRow ToSequenceRows(Tensor& t, const RecurrentSetup& s, int64_t d);
+template <typename C>
+ReadRow<C> SequenceRows(const Tensor& t, const RecurrentSetup& s, int64_t d);
+template <typename C>
+WriteRow<C> ToSequenceRows(Tensor& t, const RecurrentSetup& s, int64_t d);
 
 /// Whether direction `d` runs in reverse.
 inline bool Reverse(const RecurrentSetup& s, int64_t d) { return s.reverse_only || d == 1; }
