@@ -65,3 +65,39 @@ TEST_CASE("small gemm: applies to small products only", "[exec][small_gemm]") {
 
 }  // namespace
 }  // namespace memopt::math
+
+namespace memopt::math {
+namespace {
+
+TEST_CASE("small gemm on a panel: columns from an offset, with the reads past the last row", "[exec][small_gemm]") {
+  if (!SmallGemmPanelApplies()) {
+    testing::MarkSkipped("this CPU has neither AVX-512F nor AVX2 with FMA: the recurrent steps use BLAS");
+    return;
+  }
+  // A [k, ld] panel of rows padded to 16 plus one vector of slack, as the recurrent engine lays R
+  // out; products over column ranges [j0, j0 + n) as its threads and its GRU candidate block
+  // read them (j0 = 2H reads up to 15 floats past the last row's columns).
+  for (const auto& [m, cols, k, j0, n] : std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>>{
+           {8, 48, 16, 32, 16}, {3, 30, 5, 20, 10}, {64, 1024, 7, 0, 1024}, {5, 200, 9, 64, 64}, {1, 3, 2, 2, 1}}) {
+    INFO(m << " rows, panel " << k << " x " << cols << ", columns " << j0 << " + " << n);
+    const int64_t ld = (cols + kSmallGemmPad - 1) / kSmallGemmPad * kSmallGemmPad;
+    std::vector<float> panel(static_cast<size_t>(k * ld + kSmallGemmPad), 0.0f), a(static_cast<size_t>(m * k));
+    std::vector<float> b(static_cast<size_t>(k * n));
+    for (int64_t kk = 0; kk < k; ++kk)
+      for (int64_t j = 0; j < cols; ++j) panel[kk * ld + j] = static_cast<float>(((kk * 7 + j * 3) % 11) - 5) / 4.0f;
+    for (int64_t kk = 0; kk < k; ++kk)
+      for (int64_t j = 0; j < n; ++j) b[kk * n + j] = panel[kk * ld + j0 + j];
+    for (int64_t i = 0; i < m * k; ++i) a[i] = static_cast<float>((i * 5) % 9 - 4) / 3.0f;
+    const int64_t ldy = n + 3;
+    std::vector<float> y(static_cast<size_t>(m * ldy), -7.0f);
+    SmallGemmOnPanel(false, m, n, k, 1.0f, a.data(), k, panel.data() + j0, ld, y.data(), ldy);
+    const std::vector<double> want = Reference(false, false, m, n, k, 1.0f, a, k, b, n);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) REQUIRE(std::abs(y[i * ldy + j] - want[i * n + j]) <= 1e-4 * (1 + std::abs(want[i * n + j])));
+      for (int64_t j = n; j < ldy; ++j) REQUIRE(y[i * ldy + j] == -7.0f);  // the stride's padding untouched
+    }
+  }
+}
+
+}  // namespace
+}  // namespace memopt::math
