@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 
+#include "exec/kernels/kernel_util.h"
 #include "ops/recurrent/recurrent_util.h"
 
 namespace memopt::recurrent {
@@ -157,6 +158,67 @@ TEST_CASE("recurrent backward by segments equals the one-segment gradients", "[r
     }
     // Nothing is all zeros: the comparisons above compare something.
     CHECK(norm > 0.1);
+  }
+}
+
+TEST_CASE("recurrent engine: groups of entries on the threads give the one-thread bits", "[recurrent][grad]") {
+  // Large enough that RunSteps and BackwardDirection split the entries over the threads (float,
+  // R's panels): 1, 2 and 3 threads must give the same Y, states and gradients, bit for bit.
+  constexpr int64_t T = 6, B = 7, I = 5, H = 40;
+  for (Cell cell : {Cell::kLstm, Cell::kGru}) {
+    RecurrentSetup s;
+    s.cell = cell;
+    s.gates = cell == Cell::kLstm ? 4 : 3;
+    s.seq = T, s.batch = B, s.input = I, s.hidden = H;
+    const Activation sig{Activation::Kind::kSigmoid}, th{Activation::Kind::kTanh};
+    s.activations = {cell == Cell::kLstm ? std::vector<Activation>{sig, th, th} : std::vector<Activation>{sig, th}};
+    s.lengths = {6, 3, 6, 1, 5, 6, 2};
+    const int64_t GH = s.gates * H;
+    const std::vector<float> x = As<float>(Values(T * B * I, 7, 11, 1.0));
+    DirectionInputs<float> in;
+    in.x = [&x](int64_t t, int64_t b, float* row) {
+      std::copy(x.begin() + (t * B + b) * I, x.begin() + (t * B + b + 1) * I, row);
+    };
+    in.w = As<float>(Values(GH * I, 5, 13, 0.4)), in.r = As<float>(Values(GH * H, 3, 17, 0.2));
+    in.wb = As<float>(Values(GH, 11, 7, 0.2)), in.rb = As<float>(Values(GH, 13, 5, 0.2));
+    in.p = As<float>(cell == Cell::kLstm ? Values(3 * H, 7, 9, 0.3) : std::vector<double>(static_cast<size_t>(3 * H), 0.0));
+    in.h0 = As<float>(Values(B * H, 5, 7, 0.4)), in.c0 = As<float>(Values(B * H, 3, 11, 0.4));
+    PreparePanels(s, in);
+    const std::vector<float> dy_all = As<float>(Values(T * B * H, 3, 19, 1.0));
+    const ReadRow<float> dy = [&dy_all](int64_t t, int64_t b, float* row) {
+      std::copy(dy_all.begin() + (t * B + b) * H, dy_all.begin() + (t * B + b + 1) * H, row);
+    };
+    const auto run = [&](int threads) {
+      SetNumThreads(threads);
+      std::vector<float> y(static_cast<size_t>(T * B * H), 0.0f), dx(x.size(), 0.0f);
+      DirectionOutputs<float> out;
+      out.y = [&y, B, H](int64_t t, int64_t b, const float* row) { std::copy(row, row + H, y.begin() + (t * B + b) * H); };
+      RunDirection<float>(s, in, 0, Identity<float>, out);
+      DirectionGrads<float> g;
+      BackwardDirection<float>(s, in, 0, Identity<float>, 4, dy, {}, {},
+                               [&dx, B, I](int64_t t, int64_t b, const float* row) {
+                                 std::copy(row, row + I, dx.begin() + (t * B + b) * I);
+                               },
+                               g);
+      std::vector<float> all = y;
+      for (const std::vector<float>* v : {&out.h_last, &dx, &g.w, &g.r, &g.wb, &g.rb, &g.p, &g.h0, &g.c0}) {
+        all.insert(all.end(), v->begin(), v->end());
+      }
+      return all;
+    };
+    const int before = NumThreads();
+    const std::vector<float> one = run(1), two = run(2), three = run(3);
+    SetNumThreads(before);
+    INFO("cell " << static_cast<int>(cell));
+    REQUIRE(one.size() == two.size());
+    size_t differ = 0;
+    double norm = 0;
+    for (size_t i = 0; i < one.size(); ++i) {
+      differ += one[i] != two[i] || one[i] != three[i];
+      norm += std::abs(one[i]);
+    }
+    CHECK(differ == 0);
+    CHECK(norm > 1.0);
   }
 }
 

@@ -129,12 +129,19 @@ int64_t SegmentSteps(const RecurrentSetup& s, int64_t value_bytes);
 /// Entry b's time at step `step` of direction d (a reverse direction starts at its length - 1).
 int64_t TimeOf(const RecurrentSetup& s, int64_t d, int64_t step, int64_t b);
 
+/// Scratch that RunSteps reuses from call to call when given one (a segment's X rows and X W^T,
+/// one step's arrays), so that segments do not allocate and fault in fresh pages each time.
+template <typename C>
+struct StepWorkspace {
+  std::vector<C> xg, xw, bias, pre, a, hr, tmp, hn, cn, th, rhp, rrh;
+};
+
 /// Runs steps [first, last) of direction d from out.h_last / out.c_last (updated), X W^T for the
 /// segment's rows at once. Writes Y's rows when out.y is set, the segment's trace when `trace`
 /// is given.
 template <typename C>
 void RunSteps(const RecurrentSetup& s, const DirectionInputs<C>& in, int64_t d, RoundFn<C> round, int64_t first,
-              int64_t last, DirectionOutputs<C>& out, DirectionTrace<C>* trace);
+              int64_t last, DirectionOutputs<C>& out, DirectionTrace<C>* trace, StepWorkspace<C>* workspace = nullptr);
 
 /// Runs direction `d` from its initial states, a segment of steps at a time, carrying the hidden
 /// state rounded with `round`.
