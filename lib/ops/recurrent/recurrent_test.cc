@@ -5,6 +5,7 @@
 
 #include "exec/tensor_io.h"
 #include "grad/grad_check_util.h"
+#include "helpers/training_test_util.h"
 #include "test_data.h"
 
 namespace memopt {
@@ -159,6 +160,55 @@ g (float[3, 2, 4] x, float[1, 12, 4] w, )" + r + R"( r, int32[2] lens) => (float
   };
   CHECK(run(3, 5) == "node 'LSTM#0' (LSTM): sequence_lens[0] = 5 is outside [0, 3]");
   CHECK(run(4, 1) == "node 'LSTM#0' (LSTM): R float[1, 12, 4] must be [1, 12, 3]");
+}
+
+TEST_CASE("recurrent ops on float16 and bfloat16 follow the float32 results", "[recurrent][half]") {
+  // The engine computes 16-bit tensors in float and rounds the carried state to the type each
+  // step: the forward and the gradient (bidirectional, entries of different lengths) stay within
+  // two of the type's ulps of the float32 results, relative to each output's largest value (rounding
+  // float16's state as bfloat16 fails it).
+  const int64_t T = 5, B = 3, I = 4, H = 3;
+  const auto values = [](int64_t n, int mul, int mod) {
+    std::vector<double> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<double>((i * mul) % mod - mod / 2) / 64.0;
+    return v;
+  };
+  for (const char* op : {"LSTM", "GRU"}) {
+    const bool lstm = std::string(op) == "LSTM";
+    const int64_t GH = (lstm ? 4 : 3) * H;
+    const auto run = [&](DataType t, bool grad) {
+      testing::KernelCall c(grad ? std::string(kMemoptDomain) : std::string(), std::string(op) + (grad ? "Grad" : ""),
+                            grad ? 5 : (lstm ? 3 : 2));
+      c.Int("hidden_size", H).String("direction", "bidirectional");
+      c.Input(testing::MakeTensor(t, {T, B, I}, values(T * B * I, 7, 101)));
+      c.Input(testing::MakeTensor(t, {2, GH, I}, values(2 * GH * I, 5, 61)));
+      c.Input(testing::MakeTensor(t, {2, GH, H}, values(2 * GH * H, 3, 53)));
+      c.Input(testing::MakeTensor(t, {2, 2 * GH}, values(4 * GH, 11, 41)));
+      c.Input(testing::MakeTensor(DataType::kInt32, {B}, {5, 2, 4}));
+      c.Input(std::nullopt);  // initial_h
+      if (lstm) c.Input(std::nullopt).Input(std::nullopt);  // initial_c, P
+      if (grad) c.Input(testing::MakeTensor(t, {T, 2, B, H}, values(T * 2 * B * H, 13, 97)));
+      return testing::MustRun(c);
+    };
+    for (bool grad : {false, true}) {
+      const std::vector<Tensor> f = run(DataType::kFloat, grad);
+      for (DataType t : {DataType::kFloat16, DataType::kBfloat16}) {
+        INFO(op << (grad ? "Grad " : " ") << DataTypeName(t));
+        const std::vector<Tensor> h = run(t, grad);
+        const double ulp = t == DataType::kFloat16 ? 1.0 / 1024 : 1.0 / 128;
+        REQUIRE(h.size() == f.size());
+        for (size_t o = 0; o < f.size(); ++o) {
+          INFO("output " << o);
+          REQUIRE(h[o].dtype() == t);
+          const std::vector<double> want = testing::Values(f[o]), got = testing::Values(h[o]);
+          double scale = 0;
+          for (double v : want) scale = std::max(scale, std::abs(v));
+          CHECK(scale > 0.05);  // something to compare
+          testing::CheckClose(got, want, 0.0, 2 * ulp * scale);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
