@@ -179,7 +179,12 @@ void RunSteps(const RecurrentSetup& s, const DirectionInputs<C>& in, int64_t d, 
       // reads R_h (r * h) instead, below).
       StepProduct<C>(b1 - b0, GH, H, h.data() + b0 * H, H, rt, in.rt_ld, true, in.r.data(), H, hr.data() + b0 * GH, GH);
       const C* xs = xw.data() + (step - first) * B * GH;
-      for (int64_t i = b0 * GH; i < b1 * GH; ++i) pre[i] = xs[i] + bias[i % GH] + hr[i];
+      for (int64_t b = b0; b < b1; ++b) {
+        const C* xb = xs + b * GH;
+        const C* hb = hr.data() + b * GH;
+        C* pb = pre.data() + b * GH;
+        for (int64_t j = 0; j < GH; ++j) pb[j] = xb[j] + bias[j] + hb[j];
+      }
       if (lstm) {
         for (int64_t b = b0; b < b1; ++b) {
           C* pb = pre.data() + b * GH;
