@@ -138,11 +138,7 @@ void SmallGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, floa
       std::memcpy(row, b + kk * ldb, static_cast<size_t>(n) * sizeof(float));
     }
   }
-  if (HasAvx512()) {
-    RunAvx512(a, lda, trans_a, panel, np, np, m, n, k, alpha, y, ldy);
-  } else {
-    RunAvx2(a, lda, trans_a, panel, np, np, m, n, k, alpha, y, ldy);
-  }
+  SmallGemmOnPanel(trans_a, m, n, k, alpha, a, lda, panel, np, y, ldy);
 #else
   (void)trans_a, (void)trans_b, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda, (void)b, (void)ldb,
       (void)y, (void)ldy;

@@ -1,13 +1,14 @@
 // The recurrent engine (declared in recurrent_util.h): one direction's steps forward, with or without the
 // trace the backward reads, and the backward a segment of steps at a time.
 //
-// Each step works on all batch entries at once: one product of the carried states with R (R^T
-// laid out once per direction, PreparePanels; the columns split over the threads), the gates'
-// pre-activations as arrays, the activations in vector form, then each entry still inside its
-// length commits its state, its Y row and its trace rows. Entries past their length compute rows
-// that nobody reads.
+// Each step works on a group of batch entries at once (ForEntryGroups: one group per thread when
+// R has its panels): one product of the carried states with R (R^T laid out once per direction,
+// PreparePanels), the gates' pre-activations as arrays, the activations in vector form, then each
+// entry still inside its length commits its state, its Y row and its trace rows. Entries past
+// their length compute rows that nobody reads.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <type_traits>
 
 #include "exec/kernels/kernel_util.h"
@@ -81,6 +82,20 @@ std::vector<float> Panel(int64_t rows, int64_t cols, int64_t& ld, F&& at) {
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j) panel[i * ld + j] = at(i, j);
   return panel;
+}
+
+/// Runs fn(b0, b1) over the batch entries [0, B): with R's panels (`panels`), whose products give
+/// the same bits for any rows, one contiguous group per thread (a group per entry would read the
+/// panel once per entry and step); otherwise all entries in one call, whose BLAS products sum in
+/// an order that depends on their rows. `cost_per_entry` is ParallelFor's cost of one entry.
+void ForEntryGroups(int64_t B, int64_t cost_per_entry, bool panels, const std::function<void(int64_t, int64_t)>& fn) {
+  if (!panels) {
+    fn(0, B);
+    return;
+  }
+  const int64_t groups = std::clamp<int64_t>(NumThreads(), 1, std::max<int64_t>(B, 1));
+  ParallelFor(groups, (B / groups + 1) * cost_per_entry,
+              [&](int64_t g0, int64_t g1) { fn(B * g0 / groups, B * g1 / groups); });
 }
 
 /// Zeroes trace row `row` (an entry past its length): the backward's products read every row.
@@ -192,18 +207,18 @@ void RunSteps(const RecurrentSetup& s, const DirectionInputs<C>& in, int64_t d, 
           const C* cp = c.data() + b * H;
           C* cb = cn.data() + b * H;
           for (int64_t k = 0; k < H; ++k) pb[k] += in.p[k] * cp[k], pb[2 * H + k] += in.p[2 * H + k] * cp[k];
-          Activate(s, act[0], pb, ab, H, tmp.data() + b * GH);                        // i
+          Activate(s, act[0], pb, ab, H, tmp.data() + b * GH);                    // i
           if (s.input_forget) {
-            for (int64_t k = 0; k < H; ++k) ab[2 * H + k] = C(1) - ab[k];    // f = 1 - i
+            for (int64_t k = 0; k < H; ++k) ab[2 * H + k] = C(1) - ab[k];  // f = 1 - i
           } else {
-            Activate(s, act[0], pb + 2 * H, ab + 2 * H, H, tmp.data() + b * GH);      // f
+            Activate(s, act[0], pb + 2 * H, ab + 2 * H, H, tmp.data() + b * GH);  // f
           }
-          Activate(s, act[1], pb + 3 * H, ab + 3 * H, H, tmp.data() + b * GH);        // c~
+          Activate(s, act[1], pb + 3 * H, ab + 3 * H, H, tmp.data() + b * GH);    // c~
           for (int64_t k = 0; k < H; ++k) {
             cb[k] = ab[2 * H + k] * cp[k] + ab[k] * ab[3 * H + k];
             pb[H + k] += in.p[H + k] * cb[k];
           }
-          Activate(s, act[0], pb + H, ab + H, H, tmp.data() + b * GH);                // o
+          Activate(s, act[0], pb + H, ab + H, H, tmp.data() + b * GH);            // o
           act[2].ApplyArray(cb, th.data() + b * H, H);
           for (int64_t k = 0; k < H; ++k) hn[b * H + k] = ab[H + k] * th[b * H + k];
         }
@@ -265,15 +280,7 @@ void RunSteps(const RecurrentSetup& s, const DirectionInputs<C>& in, int64_t d, 
       }
     }
   };
-  if (rt != nullptr) {
-    // One group per thread (a group per entry would read R's panel once per entry and step).
-    const int64_t groups = std::clamp<int64_t>(NumThreads(), 1, std::max<int64_t>(B, 1));
-    ParallelFor(groups, K * (B / groups + 1) * GH * (H + 8), [&](int64_t g0, int64_t g1) {
-      steps(B * g0 / groups, B * g1 / groups);
-    });
-  } else {
-    steps(0, B);
-  }
+  ForEntryGroups(B, K * GH * (H + 8), rt != nullptr, steps);
 }
 
 template <typename C>
@@ -431,14 +438,7 @@ void BackwardDirection(const RecurrentSetup& s, const DirectionInputs<C>& in, in
         }
       }
     };
-    if (rp != nullptr) {
-      const int64_t groups = std::clamp<int64_t>(NumThreads(), 1, std::max<int64_t>(B, 1));
-      ParallelFor(groups, (last - first) * (B / groups + 1) * GH * (H + 8), [&](int64_t g0, int64_t g1) {
-        steps(B * g0 / groups, B * g1 / groups);
-      });
-    } else {
-      steps(0, B);
-    }
+    ForEntryGroups(B, (last - first) * GH * (H + 8), rp != nullptr, steps);
     // LSTM's peephole gradients from the segment's rows (0 for entries past their length).
     if (lstm) {
       for (int64_t row = 0; row < rows; ++row) {

@@ -236,14 +236,8 @@ RoundFn<float> RoundingFor<float>(DataType dtype) {
 }
 
 template <>
-RoundFn<double> RoundingFor<double>(DataType dtype) {
-  switch (dtype) {
-    case DataType::kFloat: return [](double v) { return static_cast<double>(static_cast<float>(v)); };
-    case DataType::kFloat16: return [](double v) { return static_cast<double>(Float16ToFloat(FloatToFloat16(static_cast<float>(v)))); };
-    case DataType::kBfloat16:
-      return [](double v) { return static_cast<double>(Bfloat16ToFloat(FloatToBfloat16(static_cast<float>(v)))); };
-    default: return [](double v) { return v; };
-  }
+RoundFn<double> RoundingFor<double>(DataType) {
+  return [](double v) { return v; };  // the engine computes in double only for double tensors
 }
 
 std::vector<int64_t> YShape(const RecurrentSetup& s) {

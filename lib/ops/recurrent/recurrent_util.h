@@ -116,7 +116,8 @@ struct DirectionOutputs {
   std::vector<C> h_last, c_last;
 };
 
-/// Rounds a value to the element type the kernel writes (what Y holds).
+/// Rounds a value to the element type the kernel writes (what Y holds): float16 and bfloat16 from
+/// float; float from float and double from double are exact (ComputeInDouble picks C).
 template <typename C>
 using RoundFn = C (*)(C);
 template <typename C>
